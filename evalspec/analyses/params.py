@@ -1,0 +1,144 @@
+"""Parameter models of every analysis kind, registered under its YAML name.
+
+An entry of the plan's ``analyses`` list is a flat mapping: ``kind`` names the analysis
+and the other keys are its parameters, e.g.::
+
+    analyses:
+      - {kind: proportion, method: wilson, confidence_level: 0.95}
+      - {kind: paired_difference, compare: [A, B], method: cluster_bootstrap, seed: 7}
+
+Each model forbids unknown keys, so a misspelt parameter is an error at its line.
+This module imports pydantic only (no scipy): it is on the ``evalspec validate`` path.
+To add an analysis kind: define its params model here with ``@register_params``, then
+its implementation with ``@analysis(kind)`` (see :mod:`evalspec.analyses.registry`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: YAML name -> parameter model. Filled by :func:`register_params`.
+PARAMS: dict[str, type[AnalysisParams]] = {}
+
+ConfidenceLevel = Annotated[float, Field(gt=0.0, lt=1.0, description="Confidence level in (0, 1), e.g. 0.95.")]
+
+ProportionMethod = Literal[
+    "wilson", "wilson_cc", "clopper_pearson", "jeffreys", "agresti_coull", "mid_p", "wald"
+]
+PairedMethod = Literal[
+    "auto", "cluster_bootstrap", "newcombe", "tango", "wald", "wald_cc", "agresti_min", "bonett_price"
+]
+
+
+class AnalysisParams(BaseModel):
+    """Common base: forbids unknown keys; ``kind`` is the registry key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str
+    label: str | None = Field(
+        default=None, description="Optional short name for this analysis in reports (defaults to the kind)."
+    )
+
+
+def register_params(kind: str):
+    """Class decorator: register a parameter model under its YAML ``kind``."""
+
+    def deco(cls: type[AnalysisParams]) -> type[AnalysisParams]:
+        if kind in PARAMS:
+            raise ValueError(f"analysis kind {kind!r} registered twice")
+        PARAMS[kind] = cls
+        return cls
+
+    return deco
+
+
+def known_kinds() -> list[str]:
+    """The registered analysis kinds, sorted (for 'unknown kind' messages)."""
+    return sorted(PARAMS)
+
+
+@register_params("proportion")
+class ProportionParams(AnalysisParams):
+    """Pass rate of each candidate with a binomial interval (seed 000, worked example)."""
+
+    kind: Literal["proportion"]
+    method: ProportionMethod = Field("wilson", description="Interval method for a single proportion.")
+    confidence_level: ConfidenceLevel | None = Field(
+        None, description="Defaults to decision.confidence_level."
+    )
+    candidates: list[str] | None = Field(None, description="Candidates to report; default all.")
+
+
+@register_params("paired_difference")
+class PairedDifferenceParams(AnalysisParams):
+    """Paired difference in pass rates, first minus second of ``compare`` (seed 000, 'Compare paired cases')."""
+
+    kind: Literal["paired_difference"]
+    compare: tuple[str, str] | None = Field(
+        None, description="[candidate, baseline]; default: the first non-baseline candidate against the baseline."
+    )
+    method: PairedMethod = Field(
+        "auto", description="'auto' = cluster_bootstrap when units.cluster is set, else newcombe."
+    )
+    bootstrap_interval: Literal["percentile", "bca"] = Field(
+        "bca", description="Interval from the cluster bootstrap distribution."
+    )
+    resamples: int = Field(10_000, ge=100, le=10_000_000, description="Bootstrap resamples.")
+    seed: int = Field(0, ge=0, description="Seed of the bootstrap generator (recorded in the claim).")
+    confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
+    top_clusters: int = Field(3, ge=1, le=100, description="How many clusters to list as driving the difference.")
+    primary: bool = Field(
+        True, description="Whether this comparison drives the verdict (exactly one paired_difference is primary)."
+    )
+
+
+@register_params("critical_failures")
+class CriticalFailuresParams(AnalysisParams):
+    """Failures on critical cases with an exact one-sided upper bound (seed 000, critical failures)."""
+
+    kind: Literal["critical_failures"]
+    flag: str = Field(
+        "critical",
+        description="Role (data.columns) or results column that marks a case as critical (truthy = critical).",
+    )
+    confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
+    candidates: list[str] | None = Field(None, description="Candidates to check; default all.")
+
+
+@register_params("run_variation")
+class RunVariationParams(AnalysisParams):
+    """Run variation vs case variation from repeats (seed 000, 'Separate sources of variation')."""
+
+    kind: Literal["run_variation"]
+    candidates: list[str] | None = Field(None, description="Candidates to report; default all.")
+
+
+@register_params("slices")
+class SlicesParams(AnalysisParams):
+    """Per-slice results: declared slices are confirmatory; ``exploratory`` columns are labelled so."""
+
+    kind: Literal["slices"]
+    names: list[str] | None = Field(None, description="Declared slices to analyse (top-level `slices`); default all.")
+    exploratory: list[str] = Field(
+        default_factory=list,
+        description="Undeclared results columns to slice by; reported as exploratory, never confirmatory.",
+    )
+    method: ProportionMethod = Field("wilson", description="Interval method for per-slice pass rates.")
+    paired_method: PairedMethod = Field("newcombe", description="Interval method for per-slice paired differences.")
+    confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
+
+
+@register_params("clustered_mean")
+class ClusteredMeanParams(AnalysisParams):
+    """Mean of a numeric score with a cluster-robust standard error and a t interval on C-1 df."""
+
+    kind: Literal["clustered_mean"]
+    score: str | None = Field(
+        None, description="Results column with the numeric score; default the outcome column."
+    )
+    correction: Literal["CR0", "CR1"] = Field("CR1", description="Small-sample correction of the clustered SE.")
+    confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
+    candidates: list[str] | None = Field(None, description="Candidates to report; default all.")

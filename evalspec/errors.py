@@ -1,0 +1,98 @@
+"""Exceptions that carry a user-facing message and an exit code.
+
+Anything raised as an :class:`EvalspecError` is a *user* problem (or a refused
+operation) and is printed by the CLI without a traceback. Any other exception is a
+bug and is reported as an internal error (exit code 70).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evalspec.exit_codes import ExitCode
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One located problem: ``file:line:col: key: message (got VALUE)``.
+
+    ``line`` and ``col`` are 1-based; ``None`` when the problem has no position
+    (for example a missing file). ``key`` is the dotted path inside the document
+    (``analyses[0].method``) or the results row (``row 17``).
+    """
+
+    file: str
+    message: str
+    line: int | None = None
+    col: int | None = None
+    key: str | None = None
+    got: Any = None
+    has_got: bool = False
+    hint: str | None = None
+    excerpt: str | None = None
+
+    def headline(self) -> str:
+        """The one-line form ``file:line:col: key: message (got VALUE); hint``."""
+        loc = self.file
+        if self.line is not None:
+            loc += f":{self.line}"
+            if self.col is not None:
+                loc += f":{self.col}"
+        parts = [loc]
+        if self.key:
+            parts.append(self.key)
+        text = ": ".join(parts) + ": " + self.message
+        if self.has_got:
+            text += f" (got {_short_repr(self.got)})"
+        if self.hint:
+            text += f"; {self.hint}"
+        return text
+
+    def render(self) -> str:
+        """Headline plus the source excerpt with a caret, when available."""
+        if self.excerpt:
+            return self.headline() + "\n" + self.excerpt
+        return self.headline()
+
+
+def _short_repr(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text
+
+
+class EvalspecError(Exception):
+    """Base class of errors shown to the user without a traceback."""
+
+    exit_code: ExitCode = ExitCode.BAD_INPUT
+
+    def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.diagnostics: list[Diagnostic] = list(diagnostics or [])
+
+    def render(self) -> str:
+        """All diagnostics, one block each, or the bare message."""
+        if not self.diagnostics:
+            return self.message
+        return "\n".join(d.render() for d in self.diagnostics)
+
+
+class InputError(EvalspecError):
+    """Unreadable or malformed input (exit code 2)."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+
+class PlanInvalid(EvalspecError):
+    """The plan was read but breaks the schema or a cross-field rule (exit code 1)."""
+
+    exit_code = ExitCode.CHECK_FAILED
+
+
+class CheckFailed(EvalspecError):
+    """A check ran and found problems (audit, refused re-lock) (exit code 1)."""
+
+    exit_code = ExitCode.CHECK_FAILED

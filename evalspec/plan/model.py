@@ -1,0 +1,344 @@
+"""The preregistered evaluation plan, as pydantic models.
+
+Each field answers a question seed 000 (``shared/seeds/000_*.txt``) says a plan must
+settle *before* results are seen: who decides what, on which population; which cases
+are the independent units; how repeats reduce to one outcome; how uncertainty is
+computed; what difference is worth acting on; when to stop; which slices are
+confirmatory; and which systematic limits no interval covers.
+
+All models forbid unknown keys (``extra="forbid"``) so a misspelt key is an error at
+its line. YAML keys equal the Python attribute names. Cross-field rules live in
+:meth:`Plan._cross_checks` and raise errors located at the offending key.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from evalspec.analyses.params import PARAMS, AnalysisParams
+
+Identifier = Annotated[
+    str,
+    Field(
+        pattern=r"^[A-Za-z][A-Za-z0-9_.\-]*$",
+        max_length=100,
+        description="A name: starts with a letter; letters, digits, '_', '-', '.'.",
+    ),
+]
+ColumnName = Annotated[str, Field(min_length=1, max_length=200, description="A column of the results table.")]
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+ConfidenceLevel = Annotated[float, Field(gt=0.0, lt=1.0, description="Confidence level in (0, 1).")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+def _plan_error(loc_hint: str, message: str) -> PydanticCustomError:
+    """A cross-field error; ``loc_hint`` is a dotted key the locator points at."""
+    return PydanticCustomError("plan_rule", "{loc} :: {msg}", {"loc": loc_hint, "msg": message})
+
+
+class Dataset(_Strict):
+    """What the cases are (reported under 'what the number covers')."""
+
+    name: str = Field(description="Dataset name, e.g. 'policy-qa'.")
+    split: str | None = Field(None, description="Split or sample, e.g. 'test' or 'Q3 2026 traffic sample'.")
+    version: str | None = Field(None, description="Dataset version or content hash.")
+
+
+class Columns(_Strict):
+    """Where each role lives in the results table (column names, after reading).
+
+    ``units.case`` and ``units.cluster`` name the case and cluster columns; this block
+    names the rest. Optional roles may be omitted when the data has no such column.
+    """
+
+    candidate: ColumnName = Field("candidate", description="Column naming the candidate (a key of `candidates`).")
+    repeat: ColumnName | None = Field("repeat", description="Column numbering repeats of a case (1, 2, ...); null if one attempt.")
+    outcome: ColumnName = Field("outcome", description="Pass/fail (true/false, 1/0, pass/fail, C/I) or a numeric score.")
+    model_version: ColumnName | None = Field(None, description="Column with the model version actually served.")
+    timestamp: ColumnName | None = Field(None, description="Column with the run time of each row (ISO 8601).")
+    critical: ColumnName | None = Field(None, description="Column flagging critical cases (truthy = critical).")
+
+
+class Outcome(_Strict):
+    """How to read the outcome column."""
+
+    type: Literal["binary", "score"] = Field(
+        "binary", description="'binary': pass/fail values; 'score': a number compared with `pass_threshold`."
+    )
+    pass_threshold: float | None = Field(
+        None, description="For scores: a score >= this value passes. Required when type is 'score'."
+    )
+
+    @model_validator(mode="after")
+    def _threshold(self) -> Outcome:
+        if self.type == "score" and self.pass_threshold is None:
+            raise _plan_error("pass_threshold", "a score outcome needs pass_threshold (a score >= it passes)")
+        if self.type == "binary" and self.pass_threshold is not None:
+            raise _plan_error("pass_threshold", "pass_threshold applies only when type is 'score'")
+        return self
+
+
+class Data(_Strict):
+    """Where the per-case results are and how to read them."""
+
+    results: str | list[str] = Field(
+        description="Path or glob (or a list), relative to the plan file, of the results files."
+    )
+    format: Literal["auto", "jsonl", "csv", "parquet", "inspect", "lm_eval"] = Field(
+        "auto", description="File format; 'auto' decides by extension."
+    )
+    columns: Columns = Field(default_factory=Columns, description="Column of each role.")
+    outcome: Outcome = Field(default_factory=Outcome, description="How to read outcomes.")
+    dataset: Dataset | None = Field(None, description="Dataset name, split and version.")
+
+    @field_validator("results")
+    @classmethod
+    def _nonempty(cls, v: str | list[str]) -> str | list[str]:
+        items = [v] if isinstance(v, str) else v
+        if not items or any(not s.strip() for s in items):
+            raise ValueError("must name at least one file or glob, none empty")
+        return v
+
+
+class Candidate(_Strict):
+    """One system under evaluation."""
+
+    model: str = Field(description="Model identifier as the provider names it, e.g. 'vendor/model-x'.")
+    version: str | list[str] | None = Field(
+        None,
+        description="Expected model version; a list declares several versions that may be pooled knowingly.",
+    )
+    settings: dict[str, Any] = Field(default_factory=dict, description="Generation settings (temperature, ...).")
+    description: str | None = Field(None, description="Free text.")
+
+
+class Units(_Strict):
+    """The unit of analysis: cases nested in clusters (the independent resampling unit)."""
+
+    case: ColumnName = Field(description="Column identifying a case; repeats share it.")
+    cluster: ColumnName | None = Field(
+        None,
+        description="Column grouping cases that are not independent (same document, customer...). "
+        "The cluster is then the resampling unit.",
+    )
+
+
+class Attempts(_Strict):
+    """How repeats of a case reduce to one case outcome; applied identically to every candidate."""
+
+    repeats: int = Field(1, ge=1, le=10_000, description="Planned repeats per case.")
+    rule: Literal["first", "best_of_k", "majority", "mean"] = Field(
+        "first",
+        description="'first': first attempt; 'best_of_k': pass if any of the first k passes; "
+        "'majority': pass if more than half pass (a tie fails); 'mean': fraction of repeats passing.",
+    )
+    k: int | None = Field(None, ge=1, description="For best_of_k: how many attempts count.")
+
+    @model_validator(mode="after")
+    def _k_rules(self) -> Attempts:
+        if self.rule == "best_of_k":
+            if self.k is None:
+                raise _plan_error("k", "rule best_of_k needs k (how many attempts count)")
+            if self.k > self.repeats:
+                raise _plan_error("k", f"k = {self.k} exceeds the planned repeats ({self.repeats})")
+        elif self.k is not None:
+            raise _plan_error("k", f"k applies only to rule best_of_k (rule is {self.rule!r})")
+        return self
+
+
+class Missing(_Strict):
+    """What a missing outcome (error, timeout, no score) counts as."""
+
+    policy: Literal["count_as_fail", "exclude", "error"] = Field(
+        "count_as_fail",
+        description="'count_as_fail': a missing outcome is a failure; 'exclude': drop the attempt and report it; "
+        "'error': refuse to run.",
+    )
+    max_fraction: Fraction = Field(
+        0.05, description="Largest tolerated fraction of missing outcomes per candidate; above it the run refuses."
+    )
+
+
+class CriticalFailureLimit(_Strict):
+    """A non-negotiable limit on failures of critical cases (seed 000)."""
+
+    max_rate: Fraction = Field(
+        description="Largest acceptable critical-failure rate; the exact one-sided upper bound must stay below it."
+    )
+    confidence_level: ConfidenceLevel = Field(0.95, description="Level of the one-sided upper bound.")
+
+
+class Decision(_Strict):
+    """The preregistered decision rule (seed 000, 'Make the decision threshold explicit')."""
+
+    goal: Literal["superiority", "non_inferiority", "equivalence"] = Field(
+        "superiority", description="What the candidate must show against the baseline."
+    )
+    minimum_improvement: Fraction = Field(
+        0.0, description="Smallest difference in pass rate worth acting on (superiority), e.g. 0.03 = 3 points."
+    )
+    margin: Annotated[float, Field(gt=0.0, le=1.0)] | None = Field(
+        None, description="Non-inferiority or equivalence margin in pass rate, e.g. 0.02."
+    )
+    confidence_level: ConfidenceLevel = Field(0.95, description="Level of the intervals the decision reads.")
+    critical_failures: CriticalFailureLimit | None = Field(
+        None, description="Limit on critical-case failures; exceeding it, or failing to rule it out, blocks."
+    )
+    minimum_units: int = Field(
+        10, ge=1, description="Fewest independent units (clusters if declared, else cases) to reach any verdict."
+    )
+
+    @model_validator(mode="after")
+    def _margin_rules(self) -> Decision:
+        if self.goal in ("non_inferiority", "equivalence") and self.margin is None:
+            raise _plan_error("margin", f"goal {self.goal} needs a margin (a positive difference in pass rate)")
+        return self
+
+
+class Stopping(_Strict):
+    """When data collection stops; recorded so repeated looks are visible."""
+
+    rule: Literal["fixed", "sequential"] = Field("fixed", description="Fixed sample or planned sequential looks.")
+    max_units: int | None = Field(None, ge=1, description="Most independent units to collect.")
+    decision_date: _dt.date | None = Field(None, description="Date (YYYY-MM-DD) by which the decision is made.")
+    looks: int = Field(1, ge=1, le=1000, description="Planned looks at the data (1 for a fixed design).")
+
+    @field_validator("decision_date", mode="before")
+    @classmethod
+    def _date_only(cls, v: Any) -> Any:
+        if isinstance(v, _dt.datetime):
+            raise ValueError("must be a date (YYYY-MM-DD), not a date-time")
+        if isinstance(v, str):
+            try:
+                return _dt.date.fromisoformat(v.strip())
+            except ValueError:
+                raise ValueError("must be a date written YYYY-MM-DD") from None
+        return v
+
+    @model_validator(mode="after")
+    def _looks(self) -> Stopping:
+        if self.rule == "fixed" and self.looks != 1:
+            raise _plan_error("looks", f"a fixed design has one look (got {self.looks}); use rule: sequential")
+        return self
+
+
+class Slice(_Strict):
+    """A declared (confirmatory) slice."""
+
+    name: Identifier = Field(description="Slice name used in reports.")
+    column: ColumnName = Field(description="Results column whose values define the slice groups.")
+    values: list[str | int | bool] | None = Field(None, description="Groups to report; default all values found.")
+
+
+def _analysis_union() -> Any:
+    models = tuple(PARAMS.values())
+    if len(models) == 1:
+        return models[0]
+    return Annotated[Union[models], Field(discriminator="kind")]  # noqa: UP007
+
+
+AnalysisSpec = _analysis_union()
+
+
+class Plan(_Strict):
+    """A preregistered evaluation plan (``plan.yaml``)."""
+
+    evalspec: Literal[1] = Field(description="Plan format version; currently 1.")
+    id: Identifier = Field(description="Stable identifier of this evaluation, e.g. 'policy-qa-migration'.")
+    title: str = Field(description="Human title.")
+    question: str = Field(description="The decision question, e.g. 'Should production move from B to A?'.")
+    decision_owner: str = Field(description="Who takes the decision.")
+    population: str = Field(description="Target population the cases are meant to represent.")
+    data: Data
+    candidates: dict[Identifier, Candidate] = Field(min_length=1, description="Name -> candidate.")
+    baseline: Identifier | None = Field(None, description="The candidate others are compared with.")
+    units: Units
+    attempts: Attempts = Field(default_factory=Attempts)
+    missing: Missing = Field(default_factory=Missing)
+    analyses: list[AnalysisSpec] = Field(min_length=1, description="Analyses to run, in order.")  # type: ignore[valid-type]
+    decision: Decision = Field(default_factory=Decision)
+    stopping: Stopping = Field(default_factory=Stopping)
+    slices: list[Slice] = Field(default_factory=list, description="Declared (confirmatory) slices.")
+    systematic_limits: list[str] = Field(
+        default_factory=list,
+        description="Known limits no interval covers (language range, label noise, provider alias...).",
+    )
+    record: list[ColumnName] = Field(
+        default_factory=list,
+        description="Metadata every results row must carry: a role of data.columns (model_version, timestamp) "
+        "or a results column (prompt_version, grader_version, seed...).",
+    )
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> Plan:
+        names = list(self.candidates)
+        if self.baseline is not None and self.baseline not in self.candidates:
+            raise _plan_error("baseline", f"baseline must be one of the candidates: {', '.join(names)}")
+        paired = [(i, a) for i, a in enumerate(self.analyses) if a.kind == "paired_difference"]
+        if paired and len(names) < 2:
+            raise _plan_error(f"analyses[{paired[0][0]}]", "paired_difference needs at least two candidates")
+        if paired and self.baseline is None and any(a.compare is None for _, a in paired):
+            raise _plan_error("baseline", "paired_difference without `compare` needs a baseline")
+        primaries = [i for i, a in paired if a.primary]
+        if len(primaries) > 1:
+            raise _plan_error(
+                f"analyses[{primaries[1]}].primary",
+                f"only one paired_difference may be primary (analyses[{primaries[0]}] already is)",
+            )
+        slice_names = [s.name for s in self.slices]
+        seen: set[str] = set()
+        for j, name in enumerate(slice_names):
+            if name in seen:
+                raise _plan_error(f"slices[{j}].name", f"slice name {name!r} is declared twice")
+            seen.add(name)
+        for i, a in enumerate(self.analyses):
+            if getattr(a, "compare", None) is not None:
+                for j, who in enumerate(a.compare):
+                    if who not in self.candidates:
+                        raise _plan_error(f"analyses[{i}].compare[{j}]", f"unknown candidate; candidates are {', '.join(names)}")
+                if a.compare[0] == a.compare[1]:
+                    raise _plan_error(f"analyses[{i}].compare", "compares a candidate with itself")
+            for j, who in enumerate(getattr(a, "candidates", None) or []):
+                if who not in self.candidates:
+                    raise _plan_error(f"analyses[{i}].candidates[{j}]", f"unknown candidate; candidates are {', '.join(names)}")
+            if a.kind == "paired_difference" and a.method == "cluster_bootstrap" and self.units.cluster is None:
+                raise _plan_error(f"analyses[{i}].method", "cluster_bootstrap needs units.cluster (the resampling unit)")
+            if a.kind == "slices":
+                for j, name in enumerate(a.names or []):
+                    if name not in slice_names:
+                        raise _plan_error(
+                            f"analyses[{i}].names[{j}]",
+                            "not a declared slice; declare it under `slices` or list its column under `exploratory`",
+                        )
+                if not self.slices and not a.exploratory:
+                    raise _plan_error(f"analyses[{i}]", "no slices are declared and none requested as exploratory")
+            if a.kind == "critical_failures" and self.decision.critical_failures is None:
+                pass  # reported without a limit check; the decision then cannot block on it
+        if self.decision.critical_failures is not None and not any(a.kind == "critical_failures" for a in self.analyses):
+            raise _plan_error(
+                "decision.critical_failures", "a critical-failure limit needs a critical_failures analysis to check it"
+            )
+        if self.stopping.max_units is not None and self.decision.minimum_units > self.stopping.max_units:
+            raise _plan_error(
+                "decision.minimum_units",
+                f"exceeds stopping.max_units ({self.stopping.max_units}); the plan could never reach a verdict",
+            )
+        return self
+
+    # -- convenience ------------------------------------------------------------------
+    def primary_comparison(self) -> tuple[str, str] | None:
+        """(candidate, baseline) of the primary paired_difference, if any."""
+        for a in self.analyses:
+            if a.kind == "paired_difference" and a.primary:
+                if a.compare is not None:
+                    return tuple(a.compare)  # type: ignore[return-value]
+                others = [c for c in self.candidates if c != self.baseline]
+                return (others[0], self.baseline)  # type: ignore[return-value]
+        return None
