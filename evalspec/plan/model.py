@@ -91,7 +91,7 @@ class Data(_Strict):
     results: str | list[str] = Field(
         description="Path or glob (or a list), relative to the plan file, of the results files."
     )
-    format: Literal["auto", "jsonl", "csv", "parquet", "inspect", "lm_eval"] = Field(
+    format: Literal["auto", "jsonl", "csv", "parquet"] = Field(
         "auto", description="File format; 'auto' decides by extension."
     )
     columns: Columns = Field(default_factory=Columns, description="Column of each role.")
