@@ -1,0 +1,158 @@
+"""Argument checks shared by the statistics kernels.
+
+Every public function in :mod:`evalspec.stats` validates its arguments here so that bad
+input fails with a :class:`InvalidArgument` naming the argument and the offending value,
+instead of a numpy warning, a NaN or a traceback deep inside scipy.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["InvalidArgument"]
+
+
+class InvalidArgument(ValueError):
+    """A statistics function was called with an invalid argument.
+
+    Attributes
+    ----------
+    argument : str
+        The name of the argument (as in the function signature).
+    value : object
+        The value that was passed (possibly abbreviated for arrays).
+    """
+
+    def __init__(self, argument: str, value: Any, problem: str) -> None:
+        self.argument = argument
+        self.value = value
+        self.problem = problem
+        super().__init__(f"{argument}={_short(value)}: {problem}")
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _count(name: str, value: Any) -> int:
+    """Return ``value`` as a non-negative ``int`` or raise :class:`InvalidArgument`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidArgument(name, value, "must be a non-negative integer count")
+    if isinstance(value, numbers.Integral):
+        ivalue = int(value)
+    else:
+        fvalue = float(value)
+        if not math.isfinite(fvalue) or fvalue != int(fvalue):
+            raise InvalidArgument(name, value, "must be a non-negative integer count")
+        ivalue = int(fvalue)
+    if ivalue < 0:
+        raise InvalidArgument(name, value, "must be a non-negative integer count")
+    return ivalue
+
+
+def _level(name: str, value: Any) -> float:
+    """Return ``value`` as a float strictly between 0 and 1 or raise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidArgument(name, value, "must be a number strictly between 0 and 1")
+    fvalue = float(value)
+    if not (0.0 < fvalue < 1.0):  # also rejects NaN
+        raise InvalidArgument(name, value, "must be a number strictly between 0 and 1")
+    return fvalue
+
+
+def _choice(name: str, value: Any, allowed: Sequence[str]) -> str:
+    """Return ``value`` if it is one of ``allowed`` or raise, listing the choices."""
+    if not isinstance(value, str) or value not in allowed:
+        raise InvalidArgument(name, value, "must be one of " + ", ".join(repr(a) for a in allowed))
+    return value
+
+
+def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
+    """Return ``value`` as an ``int`` >= ``minimum`` or raise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < minimum:
+        raise InvalidArgument(name, value, f"must be an integer >= {minimum}")
+    return int(value)
+
+
+def _finite_array(name: str, values: Any, *, unit_interval: bool = False) -> np.ndarray:
+    """Return ``values`` as a non-empty 1-D float64 array of finite numbers.
+
+    With ``unit_interval`` every value must also lie in [0, 1] (per-case outcomes).
+    """
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidArgument(name, values, "must be a 1-D array of numbers") from None
+    if arr.ndim != 1:
+        raise InvalidArgument(name, values, f"must be 1-D (got an array of shape {arr.shape})")
+    if arr.size == 0:
+        raise InvalidArgument(name, values, "must not be empty")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidArgument(name, values, f"must be finite (element {i} is {arr[i]!r})")
+    if unit_interval:
+        out = (arr < 0.0) | (arr > 1.0)
+        if out.any():
+            i = int(np.flatnonzero(out)[0])
+            raise InvalidArgument(name, values, f"must lie in [0, 1] (element {i} is {arr[i]!r})")
+    return arr
+
+
+def _cluster_codes(clusters: Any, n: int, name: str = "clusters") -> tuple[np.ndarray, int]:
+    """Integer codes 0..G-1 for cluster labels, in a canonical (sorted) label order.
+
+    The codes do not depend on the order of the rows, so neither does any result computed
+    from them (including seeded bootstrap draws). Labels may be any hashable values; numpy
+    arrays of numbers or strings take a fast path.
+
+    Returns
+    -------
+    codes : ndarray of intp, shape (n,)
+    n_clusters : int
+    """
+    if isinstance(clusters, (str, bytes)) or not isinstance(clusters, (Iterable, np.ndarray)):
+        raise InvalidArgument(name, clusters, "must be a sequence of cluster labels, one per row")
+    arr = clusters if isinstance(clusters, np.ndarray) else None
+    if arr is None:
+        seq = list(clusters)
+        if len(seq) != n:
+            raise InvalidArgument(name, clusters, f"must have one label per row: got {len(seq)} labels for {n} rows")
+        try:
+            arr = np.asarray(seq)
+        except (TypeError, ValueError):
+            arr = None
+        if arr is None or (arr.dtype.kind in "US" and not all(isinstance(v, (str, bytes)) for v in seq)):
+            # mixed label types: numpy would turn 1 and "1" into the same string
+            arr = np.empty(len(seq), dtype=object)
+            arr[:] = seq
+    if arr.ndim != 1:
+        if arr.ndim == 2 and arr.shape[0] == n:  # e.g. tuples of labels became a 2-D array
+            obj = np.empty(n, dtype=object)
+            obj[:] = [tuple(row) for row in arr.tolist()]
+            arr = obj
+        else:
+            raise InvalidArgument(name, clusters, f"must be 1-D (got shape {arr.shape})")
+    if arr.shape[0] != n:
+        raise InvalidArgument(name, clusters, f"must have one label per row: got {arr.shape[0]} labels for {n} rows")
+    if arr.dtype.kind == "f" and np.isnan(arr).any():
+        raise InvalidArgument(name, clusters, "must not contain NaN labels")
+    if arr.dtype.kind != "O":
+        uniq, codes = np.unique(arr, return_inverse=True)
+        return codes.astype(np.intp, copy=False).reshape(-1), int(uniq.size)
+    for i, label in enumerate(arr.tolist()):
+        if label is None or (isinstance(label, float) and math.isnan(label)):
+            raise InvalidArgument(name, clusters, f"must not contain missing labels (row {i} is {label!r})")
+    try:
+        labels = sorted(set(arr.tolist()))
+    except TypeError:  # mixed, unorderable label types: order by type name, then repr
+        labels = sorted(set(arr.tolist()), key=lambda v: (type(v).__name__, repr(v)))
+    index = {label: k for k, label in enumerate(labels)}
+    codes = np.fromiter((index[v] for v in arr.tolist()), dtype=np.intp, count=n)
+    return codes, len(labels)
