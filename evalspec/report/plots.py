@@ -1,0 +1,275 @@
+"""Plots for the report, drawn with matplotlib as inline SVG.
+
+Every plot draws numbers already in the claim (estimates and interval ends); nothing here
+computes a statistic. Plots are built on a bare :class:`matplotlib.figure.Figure` (no pyplot
+state, no GUI backend) and saved as SVG with ``svg.fonttype: none`` so labels stay text that
+a reader can select and WeasyPrint sets in the report's font. They are readable in greyscale:
+zones differ by lightness *and* hatching, markers by shape, and every zone and line is labelled
+in words. matplotlib is imported lazily: ``evalspec validate`` must not pay for it.
+
+Each function returns an SVG fragment (no XML prolog) whose ``id`` attributes are prefixed
+with a per-plot key, so several plots can sit in one HTML page without id collisions.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ForestRow", "cluster_bars_svg", "decision_line_svg", "forest_svg"]
+
+INK = "#1f2933"
+MUTED = "#52606d"
+ACCENT = "#2f4b6e"
+GAIN = "#cfdde9"
+SMALL = "#eceff2"
+LOSS = "#f4f5f7"
+FONT = ["DejaVu Sans", "Bitstream Vera Sans", "sans-serif"]
+
+
+@dataclass(frozen=True)
+class ForestRow:
+    """One row of a forest plot: a label and an estimate with its interval (proportions)."""
+
+    label: str
+    estimate: float | None
+    low: float | None
+    high: float | None
+    note: str = ""
+
+
+def _rc() -> dict[str, Any]:
+    return {
+        "svg.fonttype": "none",
+        "svg.hashsalt": "evalspec",
+        "font.family": "sans-serif",
+        "font.sans-serif": FONT,
+        "font.size": 8.5,
+        "axes.edgecolor": MUTED,
+        "axes.labelcolor": INK,
+        "xtick.color": MUTED,
+        "ytick.color": INK,
+        "hatch.linewidth": 0.6,
+        "hatch.color": "#9aa5b1",
+    }
+
+
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=72)
+
+
+def _to_svg(fig: Any, key: str, label: str) -> str:
+    import matplotlib
+
+    buf = io.StringIO()
+    with matplotlib.rc_context(_rc()):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
+                    transparent=True)
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    text = re.sub(r'\bid="([^"]+)"', rf'id="{key}-\1"', text)
+    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{key}-\1)", text)
+    text = re.sub(r'xlink:href="#([^"]+)"', rf'xlink:href="#{key}-\1"', text)
+    # Let CSS size the plot (the viewBox keeps the proportions); keep it an accessible image.
+    text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"',
+                  lambda m: f'<svg{m.group(1)} class="plot" role="img" aria-label="{_attr(label)}"', text, count=1)
+    return text.strip()
+
+
+def _attr(text: str) -> str:
+    return (text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+def _signed_pts(v: float) -> str:
+    text = f"{abs(v):.0f}" if abs(v - round(v)) < 1e-9 else f"{abs(v):.1f}"
+    if text in ("0", "0.0"):
+        return "0"
+    return ("\u2212" if v < 0 else "+") + text
+
+
+def decision_line_svg(primary: dict[str, Any], thresholds: dict[str, Any], goal: str, key: str = "dl") -> str:
+    """The primary paired difference on a number line against zero and the preregistered bars.
+
+    Shaded zones show what each part of the line means for the declared goal: a gain worth
+    acting on (at or above ``minimum_improvement``), a gain too small to act on, a loss; or,
+    for non-inferiority and equivalence, the zone inside the margin. The reader sees at once
+    whether the interval clears the bar.
+    """
+    with _rc_ctx():
+        est = 100 * float(primary["estimate"])
+        lo, hi = 100 * float(primary["low"]), 100 * float(primary["high"])
+        m_imp = 100 * float(thresholds.get("minimum_improvement") or 0.0)
+        margin = thresholds.get("margin")
+        margin = 100 * float(margin) if margin is not None else None
+        marks = [0.0, lo, hi, est, m_imp] + ([margin, -margin] if margin else [])
+        span = max(marks) - min(marks)
+        pad = max(1.5, 0.18 * span)
+        x0, x1 = min(marks) - pad, max(marks) + pad
+        fig = _figure(7.0, 1.5)
+        ax = fig.add_axes((0.02, 0.3, 0.96, 0.66))
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(0, 1)
+        zones: list[tuple[float, float, str, str | None, str]] = []
+        if goal == "non_inferiority" and margin:
+            zones = [(x0, -margin, LOSS, "////", "loss beyond margin"), (-margin, x1, GAIN, None, "non-inferior")]
+        elif goal == "equivalence" and margin:
+            zones = [(x0, -margin, LOSS, "////", "worse"), (-margin, margin, GAIN, None, "equivalent"),
+                     (margin, x1, LOSS, "\\\\\\\\", "better")]
+        else:
+            zones = [(x0, 0.0, LOSS, "////", "loss")]
+            if m_imp > 0:
+                zones.append((0.0, m_imp, SMALL, "..", "gain too small"))
+            zones.append((m_imp, x1, GAIN, None, "worth acting on"))
+        for a, b, colour, hatch, name in zones:
+            if b <= a:
+                continue
+            ax.axvspan(a, b, color=colour, hatch=hatch, linewidth=0, zorder=0)
+            ax.text((a + b) / 2, 0.9, name, ha="center", va="top", fontsize=8, color=MUTED, style="italic")
+        ax.axvline(0.0, color=INK, linewidth=1.1, zorder=2)
+        if m_imp > 0 and goal == "superiority":
+            ax.axvline(m_imp, color=INK, linewidth=0.9, linestyle=(0, (4, 2)), zorder=2)
+        if margin and goal in ("non_inferiority", "equivalence"):
+            for x in ([-margin] if goal == "non_inferiority" else [-margin, margin]):
+                ax.axvline(x, color=INK, linewidth=0.9, linestyle=(0, (1, 1.5)), zorder=2)
+        y = 0.38
+        ax.plot([lo, hi], [y, y], color=ACCENT, linewidth=4.5, solid_capstyle="butt", zorder=3)
+        ax.plot([lo, lo], [y - 0.12, y + 0.12], color=ACCENT, linewidth=1.6, zorder=3)
+        ax.plot([hi, hi], [y - 0.12, y + 0.12], color=ACCENT, linewidth=1.6, zorder=3)
+        ax.plot([est], [y], marker="o", markersize=9, markerfacecolor="white", markeredgecolor=INK,
+                markeredgewidth=1.8, zorder=4)
+        ax.text(est, y + 0.17, f"{_signed_pts(est)}", ha="center", va="bottom", fontsize=9.5, color=INK,
+                fontweight="bold", zorder=5)
+        ax.text(lo, y - 0.17, _signed_pts(lo), ha="center", va="top", fontsize=8, color=ACCENT, zorder=5)
+        ax.text(hi, y - 0.17, _signed_pts(hi), ha="center", va="top", fontsize=8, color=ACCENT, zorder=5)
+        ax.set_yticks([])
+        for side in ("left", "right", "top"):
+            ax.spines[side].set_visible(False)
+        ticks = [t for t in _nice_ticks(x0, x1)]
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([_signed_pts(t) for t in ticks])
+        who = f"{primary.get('candidate', 'candidate')} \u2212 {primary.get('baseline', 'baseline')}"
+        ax.set_xlabel(f"Difference in pass rate, {who} (percentage points)", fontsize=8.5, labelpad=4)
+        label = (f"Number line: the difference {who} is {_signed_pts(est)} points with interval "
+                 f"{_signed_pts(lo)} to {_signed_pts(hi)}; minimum improvement {_signed_pts(m_imp)}")
+        return _to_svg(fig, key, label)
+
+
+def _nice_ticks(x0: float, x1: float) -> list[float]:
+    span = x1 - x0
+    for step in (1, 2, 2.5, 5, 10, 20, 25, 50):
+        if span / step <= 10:
+            break
+    first = step * (int(x0 // step) + 1)
+    out, t = [], first
+    while t < x1:
+        out.append(round(t, 6))
+        t += step
+    return out
+
+
+class _rc_ctx:
+    """Context manager applying the report's rcParams while a figure is built."""
+
+    def __enter__(self) -> None:
+        import matplotlib
+
+        self._ctx = matplotlib.rc_context(_rc())
+        self._ctx.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._ctx.__exit__(*exc)
+
+
+def forest_svg(rows: Sequence[ForestRow], xlabel: str, *, unit: str = "pct", key: str = "fp",
+               refs: Sequence[tuple[float, str]] = (), title: str = "") -> str:
+    """A forest plot: one row per label, a point estimate with its interval (proportions).
+
+    ``unit='pct'`` draws pass rates on a 0-100% axis; ``'pts'`` draws differences in
+    percentage points with vertical reference lines ``refs`` (value, label), e.g. zero.
+    """
+    with _rc_ctx():
+        rows = [r for r in rows if r.estimate is not None and r.low is not None and r.high is not None]
+        n = max(1, len(rows))
+        height = 0.55 + 0.3 * n
+        fig = _figure(7.0, height)
+        bottom = 0.42 / height
+        ax = fig.add_axes((0.26, bottom, 0.70, 1 - bottom - 0.12 / height))
+        ys = list(range(n))[::-1]
+        vals = []
+        for y, r in zip(ys, rows):
+            e, lo, hi = (100 * float(v) for v in (r.estimate, r.low, r.high))
+            vals += [lo, hi]
+            ax.plot([lo, hi], [y, y], color=ACCENT, linewidth=2.2, solid_capstyle="butt", zorder=3)
+            ax.plot([e], [y], marker="s", markersize=6, color=INK, zorder=4)
+        for x, name in refs:
+            ax.axvline(100 * x, color=INK if x == 0 else MUTED, linewidth=0.9,
+                       linestyle="-" if x == 0 else (0, (4, 2)), zorder=2)
+            vals.append(100 * x)
+            ax.text(100 * x, n - 0.45, f" {name}", fontsize=7.5, color=MUTED, va="bottom", ha="left")
+        ax.set_yticks(ys)
+        ax.set_yticklabels([_clip(r.label) for r in rows])
+        ax.set_ylim(-0.6, n - 0.4 + (0.35 if refs else 0))
+        if unit == "pct":
+            lo_v, hi_v = (min(vals), max(vals)) if vals else (0, 100)
+            pad = max(2.0, 0.1 * (hi_v - lo_v))
+            ax.set_xlim(max(0.0, lo_v - pad), min(100.0, hi_v + pad))
+            ax.xaxis.set_major_formatter(_fmt(lambda v: f"{v:g}%"))
+        else:
+            lo_v, hi_v = (min(vals), max(vals)) if vals else (-1, 1)
+            pad = max(1.0, 0.1 * (hi_v - lo_v))
+            ax.set_xlim(lo_v - pad, hi_v + pad)
+            ax.xaxis.set_major_formatter(_fmt(_signed_pts))
+        ax.grid(axis="x", color="#e4e7eb", linewidth=0.6, zorder=0)
+        for side in ("right", "top", "left"):
+            ax.spines[side].set_visible(False)
+        ax.tick_params(axis="y", length=0)
+        ax.set_xlabel(xlabel, fontsize=8.5)
+        return _to_svg(fig, key, title or xlabel)
+
+
+def _fmt(fn: Any) -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _pos: fn(v))
+
+
+def _clip(text: str, limit: int = 34) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def cluster_bars_svg(contributions: Sequence[dict[str, Any]], top: int, candidate: str, baseline: str,
+                     key: str = "cb") -> str:
+    """Net disagreements per cluster (candidate-only minus baseline-only cases), largest first."""
+    with _rc_ctx():
+        rows = list(contributions)[:top]
+        n = max(1, len(rows))
+        height = 0.6 + 0.24 * n
+        fig = _figure(7.0, height)
+        bottom = 0.45 / height
+        ax = fig.add_axes((0.26, bottom, 0.70, 1 - bottom - 0.1 / height))
+        ys = list(range(n))[::-1]
+        for y, r in zip(ys, rows):
+            net = float(r.get("net", 0))
+            ax.barh([y], [net], height=0.62, color=ACCENT if net >= 0 else "white",
+                    edgecolor=ACCENT, hatch=None if net >= 0 else "////", linewidth=0.8, zorder=3)
+        ax.axvline(0, color=INK, linewidth=0.9, zorder=4)
+        ax.set_yticks(ys)
+        ax.set_yticklabels([_clip(str(r.get("cluster"))) for r in rows])
+        ax.set_ylim(-0.6, n - 0.4)
+        ax.grid(axis="x", color="#e4e7eb", linewidth=0.6, zorder=0)
+        for side in ("right", "top", "left"):
+            ax.spines[side].set_visible(False)
+        ax.tick_params(axis="y", length=0)
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel(f"Net cases: {_clip(candidate, 16)} passes alone \u2212 {_clip(baseline, 16)} passes alone",
+                      fontsize=8.5)
+        return _to_svg(fig, key, "Clusters ranked by their net contribution to the paired difference")

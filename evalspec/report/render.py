@@ -1,0 +1,181 @@
+"""Render a claim record to HTML and PDF.
+
+One set of jinja2 templates (``templates/report.html.j2`` and its stylesheet) serves the
+screen and the page: the HTML is self-contained (stylesheet and SVG plots inline, no script,
+a Content-Security-Policy that forbids any), and the PDF is WeasyPrint's rendering of the same
+HTML with the print stylesheet's ``@page`` rules. The only difference between the two is the
+case appendix, which the PDF caps (the full list stays in the HTML and the claim).
+
+Autoescaping is on for every template, and no string from the claim is ever compiled as a
+template: a case id of ``{{ 7*7 }}`` is printed as those characters. Outputs are written
+atomically (temporary file in the target folder, then :func:`os.replace`). WeasyPrint and
+matplotlib are imported only when a report is rendered.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from evalspec.report import fmt
+from evalspec.report.view import SLOT_TITLES, ReportView, build_view
+
+__all__ = ["FORMATS", "atomic_write", "render", "render_html", "render_pdf_bytes"]
+
+FORMATS = ("html", "pdf")
+_TEMPLATE = "report.html.j2"
+
+
+def atomic_write(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and :func:`os.replace`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def _environment() -> Any:
+    import jinja2
+
+    from evalspec._resources import templates_dir
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=True,
+        undefined=jinja2.ChainableUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(fmt.FILTERS)
+    return env
+
+
+_ENV: Any = None
+
+
+def _env() -> Any:
+    global _ENV
+    if _ENV is None:
+        _ENV = _environment()
+    return _ENV
+
+
+def _plots(view: ReportView) -> dict[str, Any]:
+    """Inline SVG plots keyed by name; each drawn only when its numbers are in the claim."""
+    from markupsafe import Markup
+
+    from evalspec.report import plots
+
+    out: dict[str, Any] = {}
+    decision = view.claim.get("decision") or {}
+    primary = view.primary
+    if primary and all(isinstance(primary.get(k), (int, float)) for k in ("estimate", "low", "high")):
+        out["decision_line"] = Markup(plots.decision_line_svg(primary, decision.get("thresholds") or {},
+                                                              str(decision.get("goal") or "superiority")))
+    for a in view.by_kind.get("proportion", []):
+        cands = (a.get("result") or {}).get("candidates") or {}
+        rows = [plots.ForestRow(str(k), v.get("estimate"), v.get("low"), v.get("high")) for k, v in cands.items()
+                if isinstance(v, dict)]
+        if rows:
+            out[f"forest-{a.get('index')}"] = Markup(plots.forest_svg(
+                rows, "Pass rate (%), with its interval", key=f"fp{a.get('index')}",
+                title="Pass rate of each candidate with its interval"))
+    for a in view.paired:
+        res = a.get("result") or {}
+        contrib = (res.get("clusters") or {}).get("contributions") or []
+        top = int((a.get("params") or {}).get("top_clusters") or 3)
+        if contrib:
+            out[f"clusters-{a.get('index')}"] = Markup(plots.cluster_bars_svg(
+                contrib, max(10, top), str(res.get("candidate")), str(res.get("baseline")), key=f"cb{a.get('index')}"))
+    for a in view.by_kind.get("slices", []):
+        for j, sl in enumerate((a.get("result") or {}).get("slices") or []):
+            groups = [g for g in sl.get("groups") or [] if isinstance(g, dict)]
+            paired_rows = [plots.ForestRow(str(g.get("value")), *(g["paired"].get(k) for k in ("estimate", "low", "high")))
+                           for g in groups if isinstance(g.get("paired"), dict)]
+            if paired_rows:
+                refs = [(0.0, "no difference")]
+                m = (decision.get("thresholds") or {}).get("minimum_improvement")
+                if m:
+                    refs.append((float(m), "minimum improvement"))
+                out[f"slice-{a.get('index')}-{j}"] = Markup(plots.forest_svg(
+                    paired_rows, "Paired difference (percentage points), with its interval", unit="pts",
+                    refs=refs, key=f"sl{a.get('index')}x{j}", title=f"Paired difference by {sl.get('name')}"))
+            else:
+                rows = []
+                for g in groups:
+                    for cand, p in (g.get("candidates") or {}).items():
+                        if isinstance(p, dict):
+                            rows.append(plots.ForestRow(f"{g.get('value')} \u00b7 {cand}", p.get("estimate"),
+                                                        p.get("low"), p.get("high")))
+                if rows:
+                    out[f"slice-{a.get('index')}-{j}"] = Markup(plots.forest_svg(
+                        rows, "Pass rate (%), with its interval", key=f"sl{a.get('index')}x{j}",
+                        title=f"Pass rate by {sl.get('name')}"))
+    return out
+
+
+def render_html(claim: dict[str, Any], medium: str = "screen", *, with_plots: bool = True) -> str:
+    """The report as one self-contained HTML document (``medium`` 'screen' or 'print')."""
+    view = build_view(claim, medium)
+    template = _env().get_template(_TEMPLATE)
+    return template.render(c=claim, v=view, plots=_plots(view) if with_plots else {}, slot_titles=SLOT_TITLES)
+
+
+def render_pdf_bytes(html: str) -> bytes:
+    """Typeset ``html`` (the print medium of :func:`render_html`) with WeasyPrint."""
+    import logging
+
+    import weasyprint
+
+    from evalspec._resources import templates_dir
+
+    logging.getLogger("fontTools").setLevel(logging.WARNING)
+    return weasyprint.HTML(string=html, base_url=str(templates_dir())).write_pdf()
+
+
+def render(claim: dict[str, Any], out_dir: str | os.PathLike[str], formats: Iterable[str] = FORMATS,
+           *, stem: str = "report") -> list[Path]:
+    """Render ``claim`` into ``out_dir`` as ``<stem>.html`` and/or ``<stem>.pdf``.
+
+    Parameters
+    ----------
+    claim : dict
+        A parsed claim record (see :func:`evalspec.report.load_claim`).
+    out_dir : path
+        Folder for the outputs; created if missing.
+    formats : iterable of {"html", "pdf"}
+        Which outputs to write.
+    stem : str
+        File name without extension.
+
+    Returns
+    -------
+    list of Path
+        The files written, in the order of ``formats``.
+    """
+    wanted = list(dict.fromkeys(formats))
+    unknown = [f for f in wanted if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"unknown report format(s) {unknown}; choose from {', '.join(FORMATS)}")
+    out = Path(out_dir)
+    written = []
+    for f in wanted:
+        if f == "html":
+            written.append(atomic_write(out / f"{stem}.html", render_html(claim, "screen").encode("utf-8")))
+        else:
+            written.append(atomic_write(out / f"{stem}.pdf", render_pdf_bytes(render_html(claim, "print"))))
+    return written
