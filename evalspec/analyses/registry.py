@@ -23,7 +23,14 @@ AnalysisFn = Callable[[Any, Any], dict[str, Any]]
 IMPLEMENTATIONS: dict[str, AnalysisFn] = {}
 
 #: Modules that register implementations; imported lazily by :func:`load_implementations`.
-IMPLEMENTATION_MODULES: list[str] = []
+IMPLEMENTATION_MODULES: list[str] = [
+    "evalspec.analyses.proportion",
+    "evalspec.analyses.paired",
+    "evalspec.analyses.critical",
+    "evalspec.analyses.variation",
+    "evalspec.analyses.slices",
+    "evalspec.analyses.clustered",
+]
 
 
 def analysis(kind: str) -> Callable[[AnalysisFn], AnalysisFn]:

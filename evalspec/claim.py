@@ -1,0 +1,113 @@
+"""The claim record: one JSON document every later step (report, audit) reads.
+
+The record's shape is the contract in ``schemas/claim.schema.json``. This module only
+serialises and writes it: floats are rounded to 12 significant digits (so the bytes do
+not depend on the last bits of a floating-point sum), keys are sorted, the text is UTF-8
+with a trailing newline, and the file is written atomically (a temporary file in the same
+folder, then :func:`os.replace`), so a failed run never leaves half a claim. Same inputs
+and seeds give the same bytes; ``created`` comes from ``SOURCE_DATE_EPOCH`` when set.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CLAIM_FORMAT", "created_time", "dumps", "normalize", "write_atomic", "software_versions"]
+
+CLAIM_FORMAT = 1
+SIGNIFICANT_DIGITS = 12
+
+
+def created_time() -> str:
+    """UTC creation time ``YYYY-MM-DDTHH:MM:SSZ``; fixed by ``SOURCE_DATE_EPOCH`` when set."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is not None and epoch.strip():
+        try:
+            t = _dt.datetime.fromtimestamp(int(epoch.strip()), tz=_dt.timezone.utc)
+        except (ValueError, OverflowError, OSError):
+            from evalspec.errors import Diagnostic, InputError
+
+            raise InputError(
+                f"SOURCE_DATE_EPOCH={epoch!r} is not a Unix time",
+                [Diagnostic(file="environment", key="SOURCE_DATE_EPOCH", message="not a Unix time in seconds",
+                            got=epoch, has_got=True, hint="set it to an integer such as 1796299200, or unset it")],
+            ) from None
+    else:
+        t = _dt.datetime.now(tz=_dt.timezone.utc)
+    return t.replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _round(x: float) -> float | None:
+    if not math.isfinite(x):
+        return None
+    if x == 0:
+        return 0.0
+    return float(f"{x:.{SIGNIFICANT_DIGITS}g}")
+
+
+def normalize(value: Any) -> Any:
+    """JSON-ready builtins with floats rounded to 12 significant digits (NaN/inf become null)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return _round(float(value))
+    if isinstance(value, str) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): normalize(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [normalize(v) for v in value]
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    if hasattr(value, "to_dict"):
+        return normalize(value.to_dict())
+    raise TypeError(f"cannot put a {type(value).__name__} into the claim record")
+
+
+def dumps(claim: dict[str, Any]) -> str:
+    """The claim's canonical text: sorted keys, 2-space indent, UTF-8, trailing newline."""
+    return json.dumps(normalize(claim), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def software_versions() -> dict[str, str]:
+    """Versions of Python, evalspec and the numeric libraries that produced the numbers."""
+    import platform
+    from importlib import metadata
+
+    from evalspec._version import __version__
+
+    out = {"python": platform.python_version(), "evalspec": __version__}
+    for name in ("numpy", "scipy", "pandas", "pydantic", "pyarrow"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:  # pyarrow is optional
+            continue
+    return out

@@ -1,0 +1,40 @@
+"""``evalspec run PLAN [--out DIR]``: run the plan on its results and write ``claim.json``.
+
+The claim goes to ``<plan dir>/out/claim.json`` unless ``--out`` names another folder. It
+is written atomically and only after every check and analysis succeeded, so a refused
+run (exit 2: bad results, an unpooled model-version change, missing outcomes beyond the
+plan's policy) leaves no output behind. An invalid plan exits 1, like ``validate``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["run"]
+
+
+@click.command("run")
+@click.argument("plan", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=str), default=None,
+              help="Folder for claim.json (default: <plan dir>/out).")
+def run(plan: str, out_dir: str | None) -> None:
+    """Run PLAN on its results and write the claim record (claim.json).
+
+    Reads the results the plan names, checks them, applies the attempt rule, runs every
+    analysis, applies the preregistered decision rule and writes the claim record.
+    SOURCE_DATE_EPOCH fixes the claim's creation time, so the same inputs give the
+    same bytes.
+    """
+    from evalspec.run import default_out_dir, run_plan, write_claim
+
+    command = ["evalspec", "run", plan] + (["--out", out_dir] if out_dir is not None else [])
+    claim = run_plan(plan, command=command)
+    target = Path(out_dir) if out_dir is not None else default_out_dir(plan)
+    path = write_claim(claim, target)
+    decision = claim["decision"]
+    click.echo(f"verdict: {decision['verdict']} - {decision['headline']}")
+    for dev in claim["deviations"]:
+        click.echo(f"deviation: {dev['code']}: {dev['message']}")
+    click.echo(f"claim written to {path}")

@@ -1,0 +1,72 @@
+"""Results in: read JSONL / CSV / Parquet into one typed tidy table and check it against the plan.
+
+:func:`load_results` is the entry point used by ``evalspec run``: it resolves the plan's
+``data.results`` paths and globs, reads each file, types the columns by the plan's roles
+(:mod:`evalspec.results.table`) and runs the checks (:mod:`evalspec.results.checks`).
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+from pathlib import Path
+from typing import Any
+
+from evalspec.errors import Diagnostic, InputError
+from evalspec.results.checks import Checked, check_results
+from evalspec.results.readers import RawFile, detect_format, read_file
+from evalspec.results.table import FileInfo, Tidy, build_table
+
+__all__ = ["Checked", "FileInfo", "RawFile", "Tidy", "load_results", "resolve_paths", "read_all"]
+
+
+def resolve_paths(plan: Any, plan_path: Path) -> list[Path]:
+    """The results files the plan names, relative to the plan's folder, globs expanded and sorted."""
+    base = plan_path.parent
+    patterns = [plan.data.results] if isinstance(plan.data.results, str) else list(plan.data.results)
+    out: list[Path] = []
+    for pattern in patterns:
+        full = base / pattern
+        if any(ch in pattern for ch in "*?["):
+            hits = sorted(Path(p) for p in _glob.glob(str(full), recursive=True))
+            if not hits:
+                raise InputError(
+                    f"{plan_path}: data.results: no file matches {pattern!r}",
+                    [Diagnostic(file=str(plan_path), key="data.results", message=f"no file matches {pattern!r}",
+                                got=pattern, has_got=True, hint=f"paths are relative to {base or '.'}")],
+                )
+            out.extend(hits)
+        else:
+            if not full.is_file():
+                raise InputError(
+                    f"{plan_path}: data.results: no such file {str(full)!r}",
+                    [Diagnostic(file=str(plan_path), key="data.results", message=f"no such results file: {full}",
+                                got=pattern, has_got=True,
+                                hint=f"paths are relative to the plan's folder ({base or '.'})")],
+                )
+            out.append(full)
+    seen: dict[Path, None] = {}
+    for p in out:
+        seen.setdefault(p, None)
+    return list(seen)
+
+
+def read_all(plan: Any, plan_path: Path) -> list[RawFile]:
+    """Read every results file of the plan (no typing, no checks)."""
+    raws = []
+    for path in resolve_paths(plan, plan_path):
+        fmt = detect_format(path, plan.data.format)
+        raws.append(read_file(path, fmt, display=_display(path)))
+    return raws
+
+
+def load_results(plan: Any, plan_path: Path) -> Checked:
+    """Read, type and check the results of ``plan``; raise :class:`InputError` on bad input."""
+    return check_results(build_table(read_all(plan, plan_path), plan), plan)
+
+
+def _display(path: Path) -> str:
+    """The path as shown in messages and the claim: relative to the working folder when below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,252 @@
+"""Checks of the typed results against the plan, before any statistic is computed.
+
+Fatal findings refuse the run (:class:`~evalspec.errors.InputError`, exit 2) with every
+offending row located, file and line: a candidate with no rows, a duplicate
+(candidate, case, repeat), a case whose cluster differs between rows, a model version
+that changes inside a candidate's data without the plan declaring the versions (seed
+000: "Do not pool runs across a model update without identifying the versions"), rows
+lacking metadata the plan's ``record`` requires, missing outcomes under policy
+``error`` or above ``missing.max_fraction``.
+
+Non-fatal findings are never dropped silently; they become claim entries:
+``deviations`` (departures from the plan: unpaired cases, more or fewer repeats than
+planned, a version other than the declared one) and ``detected`` systematic limits
+(missing outcomes, declared versions pooled).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evalspec.errors import Diagnostic, InputError
+from evalspec.results.table import Tidy, _factorize, _is_missing, located
+
+__all__ = ["Checked", "check_results"]
+
+
+@dataclass
+class Checked:
+    """Results that passed the checks, with what the checks found along the way."""
+
+    tidy: Tidy
+    deviations: list[dict[str, str]] = field(default_factory=list)
+    detected: list[dict[str, str]] = field(default_factory=list)
+    missing: dict[str, dict[str, Any]] = field(default_factory=dict)
+    versions_seen: dict[str, dict[str, int]] = field(default_factory=dict)
+    repeats_observed: tuple[int, int] = (1, 1)
+
+
+def _fmt_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k!r} ({v} rows)" for k, v in counts.items())
+
+
+def check_results(tidy: Tidy, plan: Any) -> Checked:
+    """Run every check of the results against ``plan``; raise on fatal findings."""
+    names = tidy.candidates
+    problems: list[Diagnostic] = []
+    out = Checked(tidy=tidy)
+    where_all = ", ".join(tidy.displays)
+
+    # every candidate has rows
+    counts = np.bincount(tidy.cand, minlength=len(names))
+    for j, name in enumerate(names):
+        if counts[j] == 0:
+            problems.append(Diagnostic(file=where_all, key=plan.data.columns.candidate,
+                                       message=f"candidate {name!r} has no rows in the results",
+                                       hint="run it, or remove it from the plan's candidates"))
+
+    # duplicates of (candidate, case, repeat)
+    n_cases = len(tidy.case_ids)
+    rmin = int(tidy.repeat.min()) if tidy.n else 0
+    key = (tidy.cand * (n_cases + 1) + tidy.case) * (int(tidy.repeat.max()) - rmin + 1) + (tidy.repeat - rmin)
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    dup_pos = np.flatnonzero(ks[1:] == ks[:-1]) + 1
+    if dup_pos.size:
+        rows = np.sort(order[dup_pos])
+        file0, line0 = tidy.where(int(order[dup_pos[0] - 1]))
+        problems += located(
+            tidy, rows, "row",
+            "duplicate (candidate, case, repeat): the same attempt appears twice "
+            f"(first copy at {file0}:{line0})",
+            hint="remove the duplicate or number the repeats",
+        )
+
+    # a case's cluster is the same on every row
+    if tidy.cluster is not None:
+        first_cluster = np.full(n_cases, -1, dtype=np.int64)
+        o = np.argsort(tidy.case, kind="stable")
+        cases_sorted = tidy.case[o]
+        starts = np.r_[0, np.flatnonzero(cases_sorted[1:] != cases_sorted[:-1]) + 1]
+        first_cluster[cases_sorted[starts]] = tidy.cluster[o][starts]
+        bad = np.flatnonzero(tidy.cluster != first_cluster[tidy.case])
+        if bad.size:
+            cid = tidy.cluster_ids
+            i0 = int(bad[0])
+            case0 = tidy.case_ids[tidy.case[i0]]
+            problems += located(
+                tidy, bad, plan.units.cluster,
+                f"the case's cluster differs between rows (case {case0!r} is in cluster "
+                f"{cid[first_cluster[tidy.case[i0]]]!r} elsewhere)",
+                values=np.array([cid[c] for c in tidy.cluster], dtype=object) if tidy.n < 2_000_000 else None,
+                hint="a case belongs to one cluster for every candidate and repeat; fix the cluster column",
+            )
+
+    # model versions
+    if tidy.version is not None:
+        for j, name in enumerate(names):
+            rows = np.flatnonzero(tidy.cand == j)
+            vals = tidy.version[rows]
+            known = ~_none_mask(vals) if rows.size else np.zeros(0, dtype=bool)
+            seen: dict[str, int] = {}
+            if known.any():
+                codes, uniq = _factorize(vals[known])
+                cnt = np.bincount(codes, minlength=len(uniq))
+                seen = {str(u): int(c) for u, c in sorted(zip(uniq, cnt), key=lambda t: str(t[0]))}
+            out.versions_seen[name] = seen
+            declared = plan.candidates[name].version
+            declared_list = declared if isinstance(declared, list) else ([declared] if declared is not None else [])
+            if len(seen) > 1 and not (isinstance(declared, list) and set(seen) <= set(declared)):
+                firsts = []
+                for v in seen:
+                    i = rows[np.flatnonzero(vals == v)[0]]
+                    f, ln = tidy.where(int(i))
+                    firsts.append(f"{v!r} first at {f}:{ln}")
+                problems.append(Diagnostic(
+                    file=tidy.where(int(rows[0]))[0], key=plan.data.columns.model_version,
+                    message=f"candidate {name!r}: the model version changes inside the data: {_fmt_counts(seen)}; "
+                    f"evalspec will not pool runs across a model update ({'; '.join(firsts)})",
+                    hint=f"split the run by version, or, to pool knowingly, declare candidates.{name}.version "
+                    f"as a list: [{', '.join(seen)}]",
+                ))
+            elif len(seen) > 1:
+                out.detected.append({"code": "pooled_versions",
+                                     "message": f"Candidate {name} pools the declared model versions "
+                                     f"{_fmt_counts(seen)}; the result describes the mixture, not one stable "
+                                     "configuration."})
+            elif len(seen) == 1 and declared_list and next(iter(seen)) not in [str(d) for d in declared_list]:
+                out.deviations.append({"code": "version_mismatch",
+                                       "message": f"Candidate {name} was declared as version "
+                                       f"{', '.join(map(str, declared_list))} but the results show "
+                                       f"{next(iter(seen))!r} on every row."})
+
+    # required metadata (plan.record)
+    role_cols = {"model_version": plan.data.columns.model_version, "timestamp": plan.data.columns.timestamp,
+                 "candidate": plan.data.columns.candidate, "repeat": plan.data.columns.repeat,
+                 "outcome": plan.data.columns.outcome}
+    for item in plan.record:
+        col = role_cols.get(item) or item
+        if col not in tidy.raw:
+            problems.append(Diagnostic(file=where_all, key=f"record: {item}",
+                                       message=f"the plan requires metadata {item!r} (column {col!r}) on every row, "
+                                       "but the results have no such column",
+                                       hint="log it with every result, or change the plan's `record` before running"))
+            continue
+        missing = _none_mask(tidy.raw[col])
+        if missing.any():
+            problems += located(tidy, np.flatnonzero(missing), col,
+                                f"the row lacks metadata the plan requires ({item!r} is empty)",
+                                hint="log it with every result; the plan's `record` lists what each row must carry")
+
+    if problems:
+        raise InputError(f"the results fail {len(problems)} check(s)", problems)
+
+    # repeats: keep the planned number (the lowest-numbered), report extra and fewer
+    planned = plan.attempts.repeats
+    rank = _rank_in_group(tidy)
+    group_size = _group_sizes(tidy)
+    extra = rank >= planned
+    if extra.any():
+        per = {names[j]: int(np.count_nonzero(extra & (tidy.cand == j))) for j in range(len(names))}
+        out.deviations.append({"code": "extra_repeats",
+                               "message": f"More repeats than the {planned} planned: "
+                               + ", ".join(f"{k} {v} extra attempt(s)" for k, v in per.items() if v)
+                               + f" (up to {int(group_size.max())} per case); only the first {planned} "
+                               "of each case (lowest repeat numbers) were analysed."})
+        tidy = tidy.subset(~extra)
+        group_size = np.minimum(group_size[~extra], planned)
+    observed = (int(group_size.min()), int(group_size.max()))
+    out.repeats_observed = observed
+    if observed[0] < planned:
+        short = np.count_nonzero(group_size < planned)
+        out.deviations.append({"code": "fewer_repeats",
+                               "message": f"Some cases have fewer repeats than the {planned} planned "
+                               f"(as few as {observed[0]}; {int(short)} attempt rows belong to such cases)."})
+
+    # missing outcomes, per candidate, against the policy
+    policy = plan.missing.policy
+    miss = np.isnan(tidy.passed)
+    for j, name in enumerate(names):
+        rows = tidy.cand == j
+        m = int(np.count_nonzero(miss & rows))
+        a = int(np.count_nonzero(rows))
+        frac = m / a if a else 0.0
+        out.missing[name] = {"missing": m, "attempts": a, "fraction": frac, "policy": policy}
+        if m and policy == "error":
+            problems += located(tidy, np.flatnonzero(miss & rows), plan.data.columns.outcome,
+                                f"missing outcome for candidate {name!r} and the plan's missing.policy is 'error' "
+                                f"({m} of {a} attempts missing)",
+                                hint="rerun the missing attempts, or preregister another policy")
+        elif frac > plan.missing.max_fraction:
+            problems += located(tidy, np.flatnonzero(miss & rows), plan.data.columns.outcome,
+                                f"candidate {name!r} has {m} of {a} outcomes missing ({frac:.1%}), above the plan's "
+                                f"missing.max_fraction {plan.missing.max_fraction:.1%}",
+                                hint="rerun the missing attempts under the same policy; do not change the limit after "
+                                "seeing the results")
+        elif m:
+            treat = "counted as failures" if policy == "count_as_fail" else "excluded from the analysis"
+            out.detected.append({"code": "missing_outcomes",
+                                 "message": f"Candidate {name}: {m} of {a} attempts ({frac:.1%}) have no outcome and "
+                                 f"were {treat} (missing.policy {policy}); if they are not random failures the "
+                                 "estimate is biased."})
+    if problems:
+        raise InputError("missing outcomes break the plan's missing-outcome policy", problems)
+
+    # unpaired cases: pair on the intersection, say how many
+    if len(names) >= 2:
+        has = np.zeros((len(names), len(tidy.case_ids)), dtype=bool)
+        has[tidy.cand, tidy.case] = True
+        every = has.all(axis=0)
+        if not every.all():
+            parts = []
+            for j, name in enumerate(names):
+                lack = int(np.count_nonzero(~has[j] & has.any(axis=0)))
+                parts.append(f"{name} lacks {lack} case(s)" if lack else f"{name} has all cases")
+            out.deviations.append({"code": "unpaired_cases",
+                                   "message": f"Not every case was run for every candidate ({'; '.join(parts)}); "
+                                   f"paired comparisons use the {int(every.sum())} cases every candidate has, "
+                                   "single-candidate results use each candidate's own cases."})
+    out.tidy = tidy
+    return out
+
+
+def _none_mask(col: np.ndarray) -> np.ndarray:
+    """Rows whose value is missing (None, NaN or empty text), vectorised over distinct values."""
+    codes, uniq = _factorize(col)
+    miss = np.array([_is_missing(u) for u in uniq] + [True], dtype=bool)
+    return miss[codes]
+
+
+def _order(t: Tidy) -> np.ndarray:
+    return np.lexsort((t.repeat, t.case, t.cand))
+
+
+def _rank_in_group(t: Tidy) -> np.ndarray:
+    """0-based rank of each row's repeat within its (candidate, case), by repeat number."""
+    o = _order(t)
+    g = t.cand[o] * (len(t.case_ids) + 1) + t.case[o]
+    starts = np.r_[True, g[1:] != g[:-1]]
+    start_idx = np.maximum.accumulate(np.where(starts, np.arange(len(g)), 0))
+    rank = np.empty(len(g), dtype=np.int64)
+    rank[o] = np.arange(len(g)) - start_idx
+    return rank
+
+
+def _group_sizes(t: Tidy) -> np.ndarray:
+    """Number of rows of each row's (candidate, case)."""
+    g = t.cand * (len(t.case_ids) + 1) + t.case
+    _, inv, cnt = np.unique(g, return_inverse=True, return_counts=True)
+    return cnt[inv]

@@ -1,0 +1,351 @@
+"""``evalspec run``: plan → results → attempts → analyses → decision → claim record.
+
+:func:`run_plan` does everything in memory and returns the claim as a dict; only
+:func:`write_claim` touches the disk, once, atomically. A refused run (bad results, a
+model-version change, missing outcomes beyond the policy) raises before anything is
+written, so it leaves no partial output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalspec.errors import Diagnostic, InputError
+
+__all__ = ["run_plan", "write_claim", "RunOutput", "load_plan_for_run", "plan_hash", "lock_status"]
+
+
+@dataclass(frozen=True)
+class RunOutput:
+    """The claim and where it was written."""
+
+    claim: dict[str, Any]
+    path: Path | None
+
+
+# -- plan access: one place to switch to the plan engineer's API --------------------------
+
+
+@dataclass(frozen=True)
+class _PlanHandle:
+    plan: Any
+    path: Path
+    display: str
+    text: str
+    loaded: Any  # LoadedPlan when available (for located diagnostics)
+
+    def diagnostic(self, key: str, message: str, **kw: Any) -> Diagnostic:
+        if self.loaded is not None and hasattr(self.loaded, "diagnostic"):
+            return self.loaded.diagnostic(key, message, **kw)
+        got = kw.pop("got", None)
+        return Diagnostic(file=self.display, key=key, message=message, got=got, has_got=got is not None, **kw)
+
+
+def load_plan_for_run(path: str | Path) -> _PlanHandle:
+    """Load and validate the plan (the plan engineer's ``load_plan`` when present)."""
+    p = Path(path)
+    try:
+        from evalspec.plan.load import load_plan
+    except ImportError:  # pragma: no cover - fallback before the plan loader existed
+        import yaml
+
+        from evalspec.plan.model import Plan
+
+        text = p.read_text(encoding="utf-8")
+        return _PlanHandle(plan=Plan.model_validate(yaml.safe_load(text)), path=p, display=str(path), text=text,
+                           loaded=None)
+    loaded = load_plan(p, display=str(path))
+    return _PlanHandle(plan=loaded.plan, path=p, display=str(path), text=loaded.text, loaded=loaded)
+
+
+def plan_hash(handle: _PlanHandle) -> str:
+    """The plan's canonical hash — the same as ``evalspec lock`` records."""
+    try:
+        from evalspec.plan import canonical_hash  # type: ignore[attr-defined]
+    except ImportError:
+        canonical_hash = None
+    if canonical_hash is not None:
+        try:
+            return str(canonical_hash(handle.plan))
+        except TypeError:
+            return str(canonical_hash(handle.loaded))
+    blob = json.dumps(handle.plan.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def lock_status(handle: _PlanHandle, digest: str) -> dict[str, Any]:
+    """Whether a lock exists next to the plan and whether it matches ``digest``."""
+    try:
+        from evalspec.plan import read_lock  # type: ignore[attr-defined]
+    except ImportError:
+        read_lock = None
+    lock = None
+    lock_path = handle.path.with_name(handle.path.name + ".lock.json")
+    if read_lock is not None:
+        try:
+            lock = read_lock(handle.path)
+        except Exception:  # noqa: BLE001 - an unreadable lock is reported as not matching
+            lock = None
+    elif lock_path.is_file():
+        try:
+            lock = json.loads(lock_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            lock = {}
+    if lock is None:
+        return {"path": None, "exists": False, "matches": None, "locked_at": None, "git_commit": None}
+    get = (lambda k: lock.get(k)) if isinstance(lock, dict) else (lambda k: getattr(lock, k, None))
+    recorded = get("hash") or get("plan_hash")
+    lpath = get("path") or lock_path
+    return {"path": _rel(Path(str(lpath)), handle.path.parent), "exists": True, "matches": recorded == digest,
+            "locked_at": get("locked_at"), "git_commit": get("git_commit")}
+
+
+def _rel(p: Path, base: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(base.resolve()))
+    except ValueError:
+        return str(p)
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+
+def _case_columns(tidy: Any, columns: list[str]) -> tuple[dict[str, np.ndarray], list[dict[str, str]]]:
+    """First non-missing value of each column per case; inconsistent cases become a deviation."""
+    from evalspec.results.table import _factorize, _is_missing
+
+    n_cases = len(tidy.case_ids)
+    out: dict[str, np.ndarray] = {}
+    devs: list[dict[str, str]] = []
+    order = np.lexsort((tidy.repeat, tidy.cand, tidy.case))
+    for col in columns:
+        raw = tidy.raw[col]
+        codes, uniq = _factorize(raw)
+        miss_u = np.array([_is_missing(u) for u in uniq] + [True], dtype=bool)
+        miss = miss_u[codes]
+        vals = np.full(n_cases, None, dtype=object)
+        o = order[~miss[order]]
+        if o.size:
+            cases = tidy.case[o]
+            first = np.r_[True, cases[1:] != cases[:-1]]
+            vals[cases[first]] = raw[o[first]]
+            cmin = np.full(n_cases, np.iinfo(np.int64).max)
+            cmax = np.full(n_cases, -1)
+            np.minimum.at(cmin, cases, codes[o])
+            np.maximum.at(cmax, cases, codes[o])
+            bad = np.flatnonzero((cmax >= 0) & (cmin != cmax))
+            if bad.size:
+                ids = ", ".join(str(tidy.case_ids[i]) for i in bad[:5])
+                devs.append({"code": "inconsistent_case_attribute",
+                             "message": f"Column {col!r} differs between rows of {bad.size} case(s) ({ids}"
+                             f"{', ...' if bad.size > 5 else ''}); the first value of each case was used."})
+        out[col] = vals
+    return out, devs
+
+
+def _needed_columns(handle: _PlanHandle, tidy: Any) -> list[str]:
+    """Case-level columns the analyses read; a missing one is an error at its plan line."""
+    plan = handle.plan
+    need: dict[str, str] = {}
+    for j, s in enumerate(plan.slices):
+        need.setdefault(s.column, f"slices[{j}].column")
+    crit_role = plan.data.columns.critical
+    if crit_role is not None:
+        need.setdefault(crit_role, "data.columns.critical")
+    for i, a in enumerate(plan.analyses):
+        if a.kind == "critical_failures":
+            col = crit_role if (a.flag == "critical" and crit_role is not None) else a.flag
+            need.setdefault(col, f"analyses[{i}].flag")
+        if a.kind == "slices":
+            for j, col in enumerate(a.exploratory):
+                need.setdefault(col, f"analyses[{i}].exploratory[{j}]")
+        if a.kind == "clustered_mean" and a.score is not None:
+            if a.score not in tidy.raw:
+                need.setdefault(a.score, f"analyses[{i}].score")
+    found = ", ".join(tidy.raw)
+    problems = [
+        handle.diagnostic(key, f"column {col!r} is not in the results", got=col, hint=f"columns found: {found}")
+        for col, key in need.items() if col not in tidy.raw
+    ]
+    if problems:
+        raise InputError("the plan names columns the results do not have", problems)
+    return [c for c in need if c in tidy.raw and not any(
+        a.kind == "clustered_mean" and a.score == c for a in plan.analyses)]
+
+
+def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict[str, Any]:
+    """Run the plan at ``plan_path`` and return the claim record (nothing is written)."""
+    from evalspec.analyses.context import AnalysisContext, Repeats
+    from evalspec.analyses.registry import get as get_analysis
+    from evalspec.attempts import reduce_attempts, rule_question
+    from evalspec.claim import CLAIM_FORMAT, created_time, software_versions
+    from evalspec.decision import decide, independent_units
+    from evalspec.results import load_results
+
+    handle = load_plan_for_run(plan_path)
+    plan = handle.plan
+    created = created_time()
+    checked = load_results(plan, handle.path)
+    tidy = checked.tidy
+    names = tidy.candidates
+    case_cols, attr_devs = _case_columns(tidy, _needed_columns(handle, tidy))
+
+    outcomes = reduce_attempts(tidy.cand, tidy.case, tidy.repeat, tidy.passed, n_candidates=len(names),
+                               n_cases=len(tidy.case_ids), rule=plan.attempts.rule, k=plan.attempts.k,
+                               missing_policy=plan.missing.policy)
+    case_cluster = None
+    if tidy.cluster is not None:
+        case_cluster = np.zeros(len(tidy.case_ids), dtype=np.int64)
+        case_cluster[tidy.case] = tidy.cluster
+    extra_cols = {c: tidy.raw[c] for a in plan.analyses if a.kind == "clustered_mean" and a.score for c in [a.score]}
+    crit = plan.decision.critical_failures
+    ctx = AnalysisContext(
+        candidates=names, baseline=plan.baseline, case_ids=tidy.case_ids, case_cluster=case_cluster,
+        cluster_ids=tidy.cluster_ids, case_columns=case_cols, outcomes=outcomes,
+        repeats=Repeats(cand=tidy.cand, case=tidy.case, repeat=tidy.repeat, passed=tidy.passed, score=tidy.score,
+                        columns=extra_cols),
+        confidence_level=plan.decision.confidence_level, goal=plan.decision.goal, margin=plan.decision.margin,
+        planned_repeats=plan.attempts.repeats, slices=list(plan.slices), critical_role=plan.data.columns.critical,
+        critical_max_rate=None if crit is None else crit.max_rate,
+        critical_level=None if crit is None else crit.confidence_level,
+        missing_policy=plan.missing.policy, primary=plan.primary_comparison(),
+    )
+
+    analyses: list[dict[str, Any]] = []
+    seeds: list[dict[str, Any]] = []
+    primary: dict[str, Any] | None = None
+    critical: dict[str, Any] | None = None
+    for i, params in enumerate(plan.analyses):
+        fn = get_analysis(params.kind)
+        result = fn(ctx, params)
+        analyses.append({"index": i, "kind": params.kind, "label": params.label or params.kind,
+                         "params": params.model_dump(mode="json"), "result": result})
+        if params.kind == "paired_difference":
+            if result.get("bootstrap") is not None:
+                seeds.append({"analysis": i, "kind": params.kind, "seed": params.seed})
+            if params.primary and primary is None:
+                primary = {"analysis": i, **result}
+        if params.kind == "critical_failures" and critical is None:
+            critical = result
+
+    # what the number covers
+    values = outcomes.values
+    has = ~np.isnan(values)
+    paired_all = has.all(axis=0)
+    n_clusters = None
+    if case_cluster is not None:
+        in_data = has.any(axis=0) if primary is None else has[[names.index(primary["candidate"]),
+                                                               names.index(primary["baseline"])]].all(axis=0)
+        n_clusters = int(np.unique(case_cluster[in_data]).size)
+    n_units_cases = int(paired_all.sum()) if primary is not None else int(has.any(axis=0).sum())
+    units, unit_name = independent_units(n_units_cases, n_clusters)
+    if n_clusters is not None and plan.units.cluster:
+        unit_name = f"clusters ({plan.units.cluster})"
+    decision = decide(plan.decision, primary=primary, critical=critical, units=units, unit_name=unit_name,
+                      missing=checked.missing)
+
+    candidates_cov = {}
+    for j, name in enumerate(names):
+        c = plan.candidates[name]
+        candidates_cov[name] = {
+            "model": c.model, "declared_version": c.version, "versions_seen": checked.versions_seen.get(name, {}),
+            "settings": c.settings, "rows": int(np.count_nonzero(tidy.cand == j)), "cases": int(has[j].sum()),
+        }
+    only = {name: int(np.count_nonzero(has[j] & ~paired_all)) for j, name in enumerate(names)}
+    run_dates = None
+    if tidy.timestamp is not None:
+        stamps = [t for t in tidy.timestamp if t is not None] if tidy.n < 200_000 else _stamps_fast(tidy.timestamp)
+        if stamps:
+            run_dates = {"first": min(stamps).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                         "last": max(stamps).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    interval = None
+    if primary is not None:
+        interval = {"method": primary["method"], "confidence_level": primary["confidence_level"]}
+    else:
+        for a in analyses:
+            if a["kind"] == "proportion" and a["result"]["candidates"]:
+                first = next(iter(a["result"]["candidates"].values()))
+                interval = {"method": first["method"], "confidence_level": first["confidence_level"]}
+                break
+    coverage = {
+        "dataset": None if plan.data.dataset is None else plan.data.dataset.model_dump(mode="json"),
+        "population": plan.population,
+        "candidates": candidates_cov,
+        "baseline": plan.baseline,
+        "cases": {"total": int(has.any(axis=0).sum()), "paired": int(paired_all.sum()), "only": only},
+        "clusters": n_clusters,
+        "cluster_column": plan.units.cluster,
+        "independent_units": {"count": units, "unit": unit_name},
+        "repeats": {"planned": plan.attempts.repeats, "observed_min": checked.repeats_observed[0],
+                    "observed_max": checked.repeats_observed[1]},
+        "attempt_rule": {"rule": plan.attempts.rule, "k": plan.attempts.k,
+                         "question": rule_question(plan.attempts.rule, plan.attempts.k, plan.attempts.repeats)},
+        "interval": interval,
+        "missing": checked.missing,
+        "run_dates": run_dates,
+    }
+
+    digest = plan_hash(handle)
+    lock = lock_status(handle, digest)
+    deviations = list(checked.deviations) + attr_devs
+    if not lock["exists"]:
+        deviations.insert(0, {"code": "plan_not_locked",
+                              "message": "The plan was not locked (no lock file next to it), so nothing shows it "
+                              "was fixed before the results were seen; run `evalspec lock` before collecting results."})
+    elif not lock["matches"]:
+        deviations.insert(0, {"code": "lock_mismatch",
+                              "message": "The plan differs from the version recorded in its lock: it was changed "
+                              "after locking. The analysis follows the current plan."})
+    plan_dir = handle.path.parent
+    data_files = [{"path": _rel(Path(f.path), plan_dir), "sha256": f.sha256, "rows": f.rows, "format": f.format}
+                  for f in tidy.files]
+    from evalspec._version import __version__
+
+    return {
+        "claim_format": CLAIM_FORMAT,
+        "evalspec_version": __version__,
+        "created": created,
+        "command": list(command) if command is not None else ["evalspec", "run", str(plan_path)],
+        "plan": {
+            "path": handle.display, "id": plan.id, "title": plan.title, "question": plan.question,
+            "decision_owner": plan.decision_owner, "population": plan.population, "hash": digest, "lock": lock,
+            "registered": plan.model_dump(mode="json"), "source": handle.text,
+        },
+        "data": {"files": data_files},
+        "software": software_versions(),
+        "seeds": seeds,
+        "coverage": coverage,
+        "analyses": analyses,
+        "decision": decision,
+        "deviations": deviations,
+        "systematic_limits": {"stated": list(plan.systematic_limits), "detected": list(checked.detected)},
+    }
+
+
+def _stamps_fast(col: np.ndarray) -> list[Any]:
+    """Distinct non-missing timestamps (the column holds parsed datetimes or None)."""
+    from evalspec.results.table import _factorize
+
+    _, uniq = _factorize(col)
+    return [u for u in uniq if u is not None]
+
+
+def default_out_dir(plan_path: str | Path) -> Path:
+    """``<plan dir>/out``."""
+    return Path(plan_path).parent / "out"
+
+
+def write_claim(claim: dict[str, Any], out_dir: Path) -> Path:
+    """Write ``claim.json`` into ``out_dir`` atomically and return its path."""
+    from evalspec.claim import dumps, write_atomic
+
+    text = dumps(claim)
+    path = out_dir / "claim.json"
+    write_atomic(path, text)
+    return path
