@@ -7,8 +7,10 @@ computed; what difference is worth acting on; when to stop; which slices are
 confirmatory; and which systematic limits no interval covers.
 
 All models forbid unknown keys (``extra="forbid"``) so a misspelt key is an error at
-its line. YAML keys equal the Python attribute names. Cross-field rules live in
-:meth:`Plan._cross_checks` and raise errors located at the offending key.
+its line. YAML keys equal the Python attribute names. Rules within one section live
+here as ``model_validator`` methods; rules across sections live in
+:mod:`evalspec.plan.rules` (run by :meth:`Plan._cross_checks`, and by the loader on the
+valid sections of a plan that has field errors, so every problem is reported at once).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic_core import PydanticCustomError
 
 from evalspec.analyses.params import PARAMS, AnalysisParams
+from evalspec.plan import rules as _rules
 
 Identifier = Annotated[
     str,
@@ -38,9 +41,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
-def _plan_error(loc_hint: str, message: str) -> PydanticCustomError:
-    """A cross-field error; ``loc_hint`` is a dotted key the locator points at."""
-    return PydanticCustomError("plan_rule", "{loc} :: {msg}", {"loc": loc_hint, "msg": message})
+def _rule_error(*issues: _rules.Issue) -> PydanticCustomError:
+    """A ``plan_rule`` error carrying one or more :class:`~evalspec.plan.rules.Issue`.
+
+    Paths in the issues are relative to the model that raises it; the loader turns
+    each issue into its own located diagnostic (pydantic alone would keep one message).
+    """
+    summary = "; ".join(f"{'.'.join(map(str, i.path))}: {i.message}" for i in issues)
+    return PydanticCustomError("plan_rule", "{summary}", {"summary": summary, "issues": list(issues)})
+
+
+def _plan_error(key: str, message: str, hint: str | None = None) -> PydanticCustomError:
+    """A ``plan_rule`` error at the field ``key`` of the model that raises it."""
+    return _rule_error(_rules.Issue((key,), message, hint))
 
 
 class Dataset(_Strict):
@@ -79,7 +92,7 @@ class Outcome(_Strict):
     @model_validator(mode="after")
     def _threshold(self) -> Outcome:
         if self.type == "score" and self.pass_threshold is None:
-            raise _plan_error("pass_threshold", "a score outcome needs pass_threshold (a score >= it passes)")
+            raise _plan_error("pass_threshold", "a score outcome needs pass_threshold", "a score >= it passes")
         if self.type == "binary" and self.pass_threshold is not None:
             raise _plan_error("pass_threshold", "pass_threshold applies only when type is 'score'")
         return self
@@ -145,7 +158,7 @@ class Attempts(_Strict):
     def _k_rules(self) -> Attempts:
         if self.rule == "best_of_k":
             if self.k is None:
-                raise _plan_error("k", "rule best_of_k needs k (how many attempts count)")
+                raise _plan_error("k", "rule best_of_k needs k", "k = how many of the first attempts count")
             if self.k > self.repeats:
                 raise _plan_error("k", f"k = {self.k} exceeds the planned repeats ({self.repeats})")
         elif self.k is not None:
@@ -198,7 +211,7 @@ class Decision(_Strict):
     @model_validator(mode="after")
     def _margin_rules(self) -> Decision:
         if self.goal in ("non_inferiority", "equivalence") and self.margin is None:
-            raise _plan_error("margin", f"goal {self.goal} needs a margin (a positive difference in pass rate)")
+            raise _plan_error("margin", f"goal {self.goal} needs a margin", "a positive difference in pass rate, e.g. 0.02")
         return self
 
 
@@ -225,7 +238,10 @@ class Stopping(_Strict):
     @model_validator(mode="after")
     def _looks(self) -> Stopping:
         if self.rule == "fixed" and self.looks != 1:
-            raise _plan_error("looks", f"a fixed design has one look (got {self.looks}); use rule: sequential")
+            raise _plan_error("looks", f"a fixed design has exactly one look (got {self.looks})",
+                              "use rule: sequential for planned interim looks")
+        if self.rule == "sequential" and self.looks < 2:
+            raise _plan_error("looks", "a sequential design plans at least 2 looks", "or use rule: fixed")
         return self
 
 
@@ -278,58 +294,9 @@ class Plan(_Strict):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Plan:
-        names = list(self.candidates)
-        if self.baseline is not None and self.baseline not in self.candidates:
-            raise _plan_error("baseline", f"baseline must be one of the candidates: {', '.join(names)}")
-        paired = [(i, a) for i, a in enumerate(self.analyses) if a.kind == "paired_difference"]
-        if paired and len(names) < 2:
-            raise _plan_error(f"analyses[{paired[0][0]}]", "paired_difference needs at least two candidates")
-        if paired and self.baseline is None and any(a.compare is None for _, a in paired):
-            raise _plan_error("baseline", "paired_difference without `compare` needs a baseline")
-        primaries = [i for i, a in paired if a.primary]
-        if len(primaries) > 1:
-            raise _plan_error(
-                f"analyses[{primaries[1]}].primary",
-                f"only one paired_difference may be primary (analyses[{primaries[0]}] already is)",
-            )
-        slice_names = [s.name for s in self.slices]
-        seen: set[str] = set()
-        for j, name in enumerate(slice_names):
-            if name in seen:
-                raise _plan_error(f"slices[{j}].name", f"slice name {name!r} is declared twice")
-            seen.add(name)
-        for i, a in enumerate(self.analyses):
-            if getattr(a, "compare", None) is not None:
-                for j, who in enumerate(a.compare):
-                    if who not in self.candidates:
-                        raise _plan_error(f"analyses[{i}].compare[{j}]", f"unknown candidate; candidates are {', '.join(names)}")
-                if a.compare[0] == a.compare[1]:
-                    raise _plan_error(f"analyses[{i}].compare", "compares a candidate with itself")
-            for j, who in enumerate(getattr(a, "candidates", None) or []):
-                if who not in self.candidates:
-                    raise _plan_error(f"analyses[{i}].candidates[{j}]", f"unknown candidate; candidates are {', '.join(names)}")
-            if a.kind == "paired_difference" and a.method == "cluster_bootstrap" and self.units.cluster is None:
-                raise _plan_error(f"analyses[{i}].method", "cluster_bootstrap needs units.cluster (the resampling unit)")
-            if a.kind == "slices":
-                for j, name in enumerate(a.names or []):
-                    if name not in slice_names:
-                        raise _plan_error(
-                            f"analyses[{i}].names[{j}]",
-                            "not a declared slice; declare it under `slices` or list its column under `exploratory`",
-                        )
-                if not self.slices and not a.exploratory:
-                    raise _plan_error(f"analyses[{i}]", "no slices are declared and none requested as exploratory")
-            if a.kind == "critical_failures" and self.decision.critical_failures is None:
-                pass  # reported without a limit check; the decision then cannot block on it
-        if self.decision.critical_failures is not None and not any(a.kind == "critical_failures" for a in self.analyses):
-            raise _plan_error(
-                "decision.critical_failures", "a critical-failure limit needs a critical_failures analysis to check it"
-            )
-        if self.stopping.max_units is not None and self.decision.minimum_units > self.stopping.max_units:
-            raise _plan_error(
-                "decision.minimum_units",
-                f"exceeds stopping.max_units ({self.stopping.max_units}); the plan could never reach a verdict",
-            )
+        issues = _rules.check(_rules.PlanView.from_plan(self))
+        if issues:
+            raise _rule_error(*issues)
         return self
 
     # -- convenience ------------------------------------------------------------------

@@ -1,0 +1,43 @@
+"""``evalspec lock PLAN``: record the plan's canonical hash in ``PLAN.lock.json``.
+
+Exit status: 0 locked (or already locked with the same hash); 1 the plan is invalid,
+or it changed since it was locked and ``--force`` was not given (the changed keys are
+listed); 2 the plan cannot be read.
+"""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["lock"]
+
+
+@click.command("lock")
+@click.argument("plan", type=click.Path(dir_okay=True, path_type=str))
+@click.option("--force", is_flag=True,
+              help="Re-lock a plan that changed since it was locked (the old hash is kept in the lock's history).")
+def lock(plan: str, force: bool) -> None:
+    """Validate PLAN and write PLAN.lock.json beside it (hash, UTC time, version, git commit)."""
+    from evalspec.plan.load import load_plan
+    from evalspec.plan.lock import write_lock
+
+    loaded = load_plan(plan)
+    result = write_lock(loaded, force=force)
+    rec = result.record
+    where = ""
+    if rec.git:
+        commit = (rec.git.get("commit") or "no commit")[:12]
+        flags = []
+        if rec.git.get("dirty"):
+            flags.append("work tree dirty")
+        if rec.git.get("plan_uncommitted"):
+            flags.append("plan not committed")
+        where = f", git {commit}" + (f" ({', '.join(flags)})" if flags else "")
+    if result.action == "unchanged":
+        click.echo(f"{plan}: already locked with this hash at {rec.locked_at} ({rec.hash}); nothing to do")
+        return
+    if result.action == "relocked":
+        click.echo(f"{plan}: re-locked with --force; changes since the previous lock:", err=True)
+        for change in result.changes:
+            click.echo(f"  {change.describe()}", err=True)
+    click.echo(f"{plan}: locked {rec.hash} at {rec.locked_at}{where} -> {result.path}")

@@ -1,0 +1,278 @@
+"""Cross-field rules of a plan: what no single field can check on its own.
+
+Each rule is a function of a :class:`PlanView` that yields :class:`Issue` objects,
+each located at the dotted key a reader should fix. A rule declares the top-level
+sections it reads (``needs``); the loader runs every rule whose sections validated,
+so a plan with a field error in ``decision`` still gets its ``baseline`` checked —
+all problems are reported at once, not the first. For a fully valid plan,
+:class:`~evalspec.plan.model.Plan` runs all rules itself (so a plan built in Python
+obeys them too).
+
+``needs`` may name ``"analyses*"``: the rule runs on the analyses that validated,
+one by one, even when another list entry is broken; ``"analyses"`` means the rule
+needs the complete, valid list (e.g. "some analysis checks critical failures").
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalspec.plan.positions import Path, format_path
+
+__all__ = ["Issue", "PlanView", "RULES", "check", "rule"]
+
+_NO_VALUE = object()
+
+
+@dataclass(frozen=True)
+class Issue:
+    """A cross-field problem at ``path`` (a tuple of keys and indices)."""
+
+    path: Path
+    message: str
+    hint: str | None = None
+    got: Any = _NO_VALUE
+
+    @property
+    def has_got(self) -> bool:
+        return self.got is not _NO_VALUE
+
+
+@dataclass
+class PlanView:
+    """The validated parts of a plan, for rules to read.
+
+    Attributes are the :class:`~evalspec.plan.model.Plan` fields that validated;
+    ``analyses`` holds ``(index, spec)`` pairs of the entries that validated and
+    ``analyses_complete`` says whether that is all of them. When some candidate
+    entry is broken, ``candidates`` maps the names to ``None``: rules read names only.
+    """
+
+    values: dict[str, Any]
+    analyses: list[tuple[int, Any]] = field(default_factory=list)
+    analyses_complete: bool = True
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def has(self, section: str) -> bool:
+        if section == "analyses*":
+            return "analyses" in self.values or bool(self.analyses)
+        if section == "analyses":
+            return "analyses" in self.values and self.analyses_complete
+        return section in self.values
+
+    @classmethod
+    def from_plan(cls, plan: Any) -> PlanView:
+        values = {name: getattr(plan, name) for name in type(plan).model_fields}
+        return cls(values=values, analyses=list(enumerate(plan.analyses)), analyses_complete=True)
+
+
+RuleFn = Callable[[PlanView], Iterable[Issue]]
+#: (sections needed, rule) in the order they run.
+RULES: list[tuple[tuple[str, ...], RuleFn]] = []
+
+
+def rule(*needs: str) -> Callable[[RuleFn], RuleFn]:
+    """Register a cross-field rule that reads the top-level sections ``needs``."""
+
+    def deco(fn: RuleFn) -> RuleFn:
+        RULES.append((needs, fn))
+        return fn
+
+    return deco
+
+
+def check(view: PlanView) -> list[Issue]:
+    """Run every rule whose sections are available; return all issues, in rule order."""
+    issues: list[Issue] = []
+    for needs, fn in RULES:
+        if all(view.has(n) for n in needs):
+            issues.extend(fn(view))
+    return issues
+
+
+def _did_you_mean(value: Any, options: Iterable[str]) -> str | None:
+    if not isinstance(value, str):
+        return None
+    close = difflib.get_close_matches(value, list(options), n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else None
+
+
+def _of_kind(view: PlanView, kind: str) -> Iterator[tuple[int, Any]]:
+    return ((i, a) for i, a in view.analyses if a.kind == kind)
+
+
+# -- candidates and comparisons ---------------------------------------------------------------
+
+
+@rule("candidates", "baseline")
+def _baseline_is_candidate(view: PlanView) -> Iterable[Issue]:
+    names = list(view.candidates)
+    if view.baseline is not None and view.baseline not in view.candidates:
+        yield Issue(("baseline",), f"must be one of the candidates: {', '.join(names)}",
+                    _did_you_mean(view.baseline, names), view.baseline)
+
+
+@rule("candidates", "analyses*")
+def _named_candidates_exist(view: PlanView) -> Iterable[Issue]:
+    names = list(view.candidates)
+    for i, a in view.analyses:
+        compare = getattr(a, "compare", None)
+        if compare is not None:
+            for j, who in enumerate(compare):
+                if who not in view.candidates:
+                    yield Issue(("analyses", i, "compare", j), f"not a candidate; candidates are {', '.join(names)}",
+                                _did_you_mean(who, names), who)
+            if compare[0] == compare[1]:
+                yield Issue(("analyses", i, "compare"), "compares a candidate with itself",
+                            "name the candidate first and the baseline second")
+        for j, who in enumerate(getattr(a, "candidates", None) or []):
+            if who not in view.candidates:
+                yield Issue(("analyses", i, "candidates", j), f"not a candidate; candidates are {', '.join(names)}",
+                            _did_you_mean(who, names), who)
+
+
+@rule("candidates", "baseline", "analyses*")
+def _paired_has_two_sides(view: PlanView) -> Iterable[Issue]:
+    for i, a in _of_kind(view, "paired_difference"):
+        if len(view.candidates) < 2:
+            yield Issue(("analyses", i, "kind"), "paired_difference needs at least two candidates",
+                        f"the plan declares only {', '.join(view.candidates)}")
+        elif a.compare is None and view.baseline is None:
+            yield Issue(("analyses", i), "paired_difference without `compare` needs a top-level `baseline`",
+                        "add `baseline: NAME` or `compare: [CANDIDATE, BASELINE]`")
+
+
+@rule("analyses")
+def _one_primary(view: PlanView) -> Iterable[Issue]:
+    paired = list(_of_kind(view, "paired_difference"))
+    primaries = [i for i, a in paired if a.primary]
+    for i in primaries[1:]:
+        yield Issue(("analyses", i, "primary"),
+                    f"only one paired_difference may be primary (analyses[{primaries[0]}] already is)",
+                    "set `primary: false` on the secondary comparisons")
+    if paired and not primaries:
+        yield Issue(("analyses", paired[0][0], "primary"), "no paired_difference is primary; the decision needs one",
+                    "set `primary: true` on the comparison that drives the verdict")
+
+
+# -- units, columns, attempts ---------------------------------------------------------------
+
+
+@rule("data", "units")
+def _distinct_columns(view: PlanView) -> Iterable[Issue]:
+    roles: list[tuple[Path, str]] = [(("units", "case"), view.units.case)]
+    if view.units.cluster is not None:
+        roles.append((("units", "cluster"), view.units.cluster))
+    cols = view.data.columns
+    for role in ("candidate", "repeat", "outcome", "model_version", "timestamp", "critical"):
+        value = getattr(cols, role)
+        if value is not None:
+            roles.append((("data", "columns", role), value))
+    seen: dict[str, Path] = {}
+    for path, column in roles:
+        if column in seen:
+            yield Issue(path, f"column {column!r} is already used for {format_path(seen[column])}",
+                        "each role needs its own column")
+        else:
+            seen[column] = path
+
+
+@rule("attempts", "data")
+def _repeats_need_a_repeat_column(view: PlanView) -> Iterable[Issue]:
+    if view.attempts.repeats > 1 and view.data.columns.repeat is None:
+        yield Issue(("data", "columns", "repeat"),
+                    f"attempts.repeats is {view.attempts.repeats}, so the results need a repeat column",
+                    "name the column that numbers the repeats of a case")
+
+
+@rule("units", "analyses*")
+def _cluster_methods_need_clusters(view: PlanView) -> Iterable[Issue]:
+    if view.units.cluster is not None:
+        return
+    for i, a in view.analyses:
+        if a.kind == "paired_difference" and a.method == "cluster_bootstrap":
+            yield Issue(("analyses", i, "method"), "cluster_bootstrap needs units.cluster (the resampling unit)",
+                        "declare units.cluster, or use method: auto", a.method)
+        if a.kind == "clustered_mean":
+            yield Issue(("analyses", i, "kind"), "clustered_mean needs units.cluster (the clusters of the robust SE)",
+                        "declare units.cluster")
+
+
+@rule("attempts", "analyses*")
+def _run_variation_needs_repeats(view: PlanView) -> Iterable[Issue]:
+    if view.attempts.repeats > 1:
+        return
+    for i, _ in _of_kind(view, "run_variation"):
+        yield Issue(("analyses", i, "kind"), "run_variation needs repeated attempts, but attempts.repeats is 1",
+                    "plan attempts.repeats > 1, or drop this analysis")
+
+
+# -- slices -----------------------------------------------------------------------------------
+
+
+@rule("slices")
+def _unique_slices(view: PlanView) -> Iterable[Issue]:
+    seen: dict[str, int] = {}
+    for j, s in enumerate(view.slices):
+        if s.name in seen:
+            yield Issue(("slices", j, "name"), f"slice name is already declared at slices[{seen[s.name]}]",
+                        None, s.name)
+        else:
+            seen[s.name] = j
+
+
+@rule("slices", "analyses*")
+def _sliced_analyses_are_declared(view: PlanView) -> Iterable[Issue]:
+    declared = [s.name for s in view.slices]
+    for i, a in _of_kind(view, "slices"):
+        for j, name in enumerate(a.names or []):
+            if name not in declared:
+                hint = _did_you_mean(name, declared) or "declare it under `slices`, or list its column under `exploratory`"
+                yield Issue(("analyses", i, "names", j), "not a declared slice", hint, name)
+        if not view.slices and not a.exploratory:
+            yield Issue(("analyses", i), "no slices are declared and none are requested as exploratory",
+                        "declare slices at the top level (confirmatory) or list columns under `exploratory`")
+
+
+# -- decision and stopping ------------------------------------------------------------------------
+
+
+@rule("decision", "analyses")
+def _critical_limit_is_checked(view: PlanView) -> Iterable[Issue]:
+    if view.decision.critical_failures is not None and not any(a.kind == "critical_failures" for _, a in view.analyses):
+        yield Issue(("decision", "critical_failures"), "a critical-failure limit needs a critical_failures analysis",
+                    "add `- kind: critical_failures` under analyses")
+
+
+@rule("decision", "stopping")
+def _units_reachable(view: PlanView) -> Iterable[Issue]:
+    max_units = view.stopping.max_units
+    if max_units is not None and view.decision.minimum_units > max_units:
+        yield Issue(("decision", "minimum_units"),
+                    f"exceeds stopping.max_units ({max_units}); the plan could never reach a verdict",
+                    None, view.decision.minimum_units)
+
+
+# -- record -------------------------------------------------------------------------------------
+
+_ROLE_RECORDS = ("model_version", "timestamp")
+
+
+@rule("record", "data")
+def _recorded_roles_have_columns(view: PlanView) -> Iterable[Issue]:
+    seen: set[str] = set()
+    for j, item in enumerate(view.record):
+        if item in seen:
+            yield Issue(("record", j), "listed twice", None, item)
+        seen.add(item)
+        if item in _ROLE_RECORDS and getattr(view.data.columns, item) is None:
+            yield Issue(("record", j), f"names the role {item}, but data.columns.{item} is not set",
+                        f"set data.columns.{item} to the results column that holds it", item)
