@@ -8,8 +8,6 @@ written, so it leaves no partial output.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,69 +39,37 @@ class _PlanHandle:
     loaded: Any  # LoadedPlan when available (for located diagnostics)
 
     def diagnostic(self, key: str, message: str, **kw: Any) -> Diagnostic:
-        if self.loaded is not None and hasattr(self.loaded, "diagnostic"):
-            return self.loaded.diagnostic(key, message, **kw)
-        got = kw.pop("got", None)
-        return Diagnostic(file=self.display, key=key, message=message, got=got, has_got=got is not None, **kw)
+        return self.loaded.diagnostic(key, message, **kw)
 
 
 def load_plan_for_run(path: str | Path) -> _PlanHandle:
     """Load and validate the plan (the plan engineer's ``load_plan`` when present)."""
     p = Path(path)
-    try:
-        from evalspec.plan.load import load_plan
-    except ImportError:  # pragma: no cover - fallback before the plan loader existed
-        import yaml
+    from evalspec.plan import load_plan
 
-        from evalspec.plan.model import Plan
-
-        text = p.read_text(encoding="utf-8")
-        return _PlanHandle(plan=Plan.model_validate(yaml.safe_load(text)), path=p, display=str(path), text=text,
-                           loaded=None)
     loaded = load_plan(p, display=str(path))
     return _PlanHandle(plan=loaded.plan, path=p, display=str(path), text=loaded.text, loaded=loaded)
 
 
 def plan_hash(handle: _PlanHandle) -> str:
     """The plan's canonical hash — the same as ``evalspec lock`` records."""
-    try:
-        from evalspec.plan import canonical_hash  # type: ignore[attr-defined]
-    except ImportError:
-        canonical_hash = None
-    if canonical_hash is not None:
-        try:
-            return str(canonical_hash(handle.plan))
-        except TypeError:
-            return str(canonical_hash(handle.loaded))
-    blob = json.dumps(handle.plan.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    from evalspec.plan import canonical_hash
+
+    return str(canonical_hash(handle.loaded if handle.loaded is not None else handle.plan))
 
 
-def lock_status(handle: _PlanHandle, digest: str) -> dict[str, Any]:
-    """Whether a lock exists next to the plan and whether it matches ``digest``."""
-    try:
-        from evalspec.plan import read_lock  # type: ignore[attr-defined]
-    except ImportError:
-        read_lock = None
-    lock = None
-    lock_path = handle.path.with_name(handle.path.name + ".lock.json")
-    if read_lock is not None:
-        try:
-            lock = read_lock(handle.path)
-        except Exception:  # noqa: BLE001 - an unreadable lock is reported as not matching
-            lock = None
-    elif lock_path.is_file():
-        try:
-            lock = json.loads(lock_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            lock = {}
+def lock_status(handle: _PlanHandle, digest: str) -> tuple[dict[str, Any], list[str]]:
+    """The claim's ``plan.lock`` entry and the keys changed since locking (if any)."""
+    from evalspec.plan import check_lock
+
+    status = check_lock(handle.loaded)
+    lock = status.lock
     if lock is None:
-        return {"path": None, "exists": False, "matches": None, "locked_at": None, "git_commit": None}
-    get = (lambda k: lock.get(k)) if isinstance(lock, dict) else (lambda k: getattr(lock, k, None))
-    recorded = get("hash") or get("plan_hash")
-    lpath = get("path") or lock_path
-    return {"path": _rel(Path(str(lpath)), handle.path.parent), "exists": True, "matches": recorded == digest,
-            "locked_at": get("locked_at"), "git_commit": get("git_commit")}
+        return {"path": None, "exists": False, "matches": None, "locked_at": None, "git_commit": None}, []
+    git = lock.git or {}
+    changed = [c.describe() for c in status.changes]
+    return ({"path": _rel(Path(lock.path), handle.path.parent), "exists": True, "matches": status.matches,
+             "locked_at": lock.locked_at, "git_commit": git.get("commit")}, changed)
 
 
 def _rel(p: Path, base: Path) -> str:
@@ -292,7 +258,7 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     }
 
     digest = plan_hash(handle)
-    lock = lock_status(handle, digest)
+    lock, changed = lock_status(handle, digest)
     deviations = list(checked.deviations) + attr_devs
     if not lock["exists"]:
         deviations.insert(0, {"code": "plan_not_locked",
@@ -301,7 +267,8 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     elif not lock["matches"]:
         deviations.insert(0, {"code": "lock_mismatch",
                               "message": "The plan differs from the version recorded in its lock: it was changed "
-                              "after locking. The analysis follows the current plan."})
+                              "after locking" + (f" ({', '.join(changed[:10])})" if changed else "")
+                              + ". The analysis follows the current plan."})
     plan_dir = handle.path.parent
     data_files = [{"path": _rel(Path(f.path), plan_dir), "sha256": f.sha256, "rows": f.rows, "format": f.format}
                   for f in tidy.files]
