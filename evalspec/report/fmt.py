@@ -84,9 +84,8 @@ def count(n: Any) -> str:
     """An integer with thousands separators (``100000 -> '100,000'``); fractional counts keep 1 decimal."""
     if not _is_num(n):
         return DASH
-    if float(n).is_integer():
-        return f"{int(n):,}"
-    return f"{float(n):,.1f}"
+    text = f"{int(n):,}" if float(n).is_integer() else f"{float(n):,.1f}"
+    return text.replace("-", MINUS)
 
 
 def number(x: Any, sig: int = 4) -> str:

@@ -5,7 +5,7 @@ produce (very long case lists, hostile strings, every optional section). The num
 internally consistent (Wilson intervals computed here with the closed form, 2x2 tables that
 add up) but they are *fixtures*: the report only formats them, it never checks them.
 
-``python tests/report/claims.py`` rewrites ``tests/report/fixtures/*.json``; the tests load
+``python tests/report/report_claims.py`` rewrites ``tests/report/fixtures/*.json``; the tests load
 the JSON files, and :func:`long_claim` builds claims of any size in memory (100,000 cases for
 the benchmark).
 """
@@ -18,9 +18,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FIXTURES", "HOSTILE", "dump_claim", "long_claim", "load_fixture", "superiority_claim"]
+__all__ = ["FIXTURES", "FIXTURE_NAMES", "HOSTILE", "dump_claim", "long_claim", "load_fixture", "superiority_claim"]
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURE_NAMES = ["superiority", "long_cases", "hostile", "single_candidate"]
 HOSTILE = ["<script>alert(1)</script>", "{{ 7*7 }}"]
 
 

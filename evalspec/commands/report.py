@@ -1,0 +1,47 @@
+"""``evalspec report CLAIM.json``: render a claim record to HTML and/or PDF.
+
+The report is written next to the claim unless ``--out`` names a folder. Files are written
+atomically, so an interrupted run never leaves half a report. A missing, unreadable or
+corrupt claim (or a JSON file that is not a claim) is an input error (exit code 2) with the
+file and place named; WeasyPrint and matplotlib load only after the claim has been read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["FORMAT_CHOICES", "formats_for", "report"]
+
+#: ``--format`` value -> formats passed to :func:`evalspec.report.render`.
+FORMAT_CHOICES: dict[str, tuple[str, ...]] = {"html": ("html",), "pdf": ("pdf",), "both": ("html", "pdf")}
+
+
+def formats_for(choice: str) -> tuple[str, ...]:
+    """The render formats of a ``--format`` choice (``html``, ``pdf`` or ``both``)."""
+    return FORMAT_CHOICES[choice]
+
+
+@click.command("report")
+@click.argument("claim", type=click.Path(path_type=Path, dir_okay=True, exists=False))
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMAT_CHOICES)), default="both", show_default=True,
+              help="Which report to write.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Folder for report.html / report.pdf (default: the claim's folder).")
+def report(claim: Path, fmt: str, out_dir: Path | None) -> None:
+    """Render CLAIM (a claim.json written by `evalspec run`) to HTML and/or PDF."""
+    from evalspec.errors import InputError
+    from evalspec.report import load_claim, render
+
+    record = load_claim(claim)
+    target = out_dir if out_dir is not None else claim.parent
+    if target.exists() and not target.is_dir():
+        raise InputError(f"{target}: --out must be a folder, and this is a file")
+    try:
+        written = render(record, target, formats_for(fmt))
+    except PermissionError as exc:
+        raise InputError(f"{exc.filename or target}: cannot write the report here (permission denied); "
+                         "choose another folder with --out") from None
+    for path in written:
+        click.echo(f"wrote {path}")
