@@ -81,8 +81,21 @@ def diagnose(
         if err["type"] == "union_tag_invalid":
             path = path + ("kind",)
         grouped.setdefault((path, key_error), []).append(err)
+    # A misspelt required key is one mistake, not two: drop "missing" when an unknown
+    # sibling key is its likely misspelling (the unknown key's hint names it).
+    missing = {path for (path, key_error), errs in grouped.items() if errs[0]["type"] == "missing"}
+    covered: set[Path] = set()
     for (path, key_error), errs in grouped.items():
-        diags.append(_error_diagnostic(path, key_error, errs, raw, positions, file, lines, model))
+        if errs[0]["type"] == "extra_forbidden" and path:
+            guess = difflib.get_close_matches(str(path[-1]), [str(m[-1]) for m in missing if m[:-1] == path[:-1]],
+                                              n=1, cutoff=0.6)
+            if guess:
+                covered.add(path[:-1] + (guess[0],))
+    for (path, key_error), errs in grouped.items():
+        if path in covered and errs[0]["type"] == "missing":
+            continue
+        diags.append(_error_diagnostic(path, key_error, errs, raw, positions, file, lines, model,
+                                       required=covered))
     return diags
 
 
@@ -151,7 +164,8 @@ def _shown(value: Any, positions: PositionMap, path: Path) -> Any:
 
 
 def _error_diagnostic(path: Path, key_error: bool, errs: list[dict[str, Any]], raw: dict[str, Any],
-                      positions: PositionMap, file: str, lines: list[str], model: type) -> Diagnostic:
+                      positions: PositionMap, file: str, lines: list[str], model: type,
+                      required: set[Path] | None = None) -> Diagnostic:
     err = errs[0]
     etype = err["type"]
     found, pos, exact = positions.resolve(path)
@@ -165,7 +179,7 @@ def _error_diagnostic(path: Path, key_error: bool, errs: list[dict[str, Any]], r
             line, col, width = pos.line, pos.col, _width(pos)
         else:
             line, col = pos.key_pos
-    message, hint, show_got = _message(path, key_error, errs, raw, model)
+    message, hint, show_got = _message(path, key_error, errs, raw, model, required or set())
     got: Any = None
     if show_got:
         value = err["ctx"]["tag"] if etype == "union_tag_invalid" else err.get("input")
@@ -180,7 +194,7 @@ def _error_diagnostic(path: Path, key_error: bool, errs: list[dict[str, Any]], r
 
 
 def _message(path: Path, key_error: bool, errs: list[dict[str, Any]], raw: dict[str, Any],
-             model: type) -> tuple[str, str | None, bool]:
+             model: type, required: set[Path]) -> tuple[str, str | None, bool]:
     """(message, hint, whether to show the value) for one location's errors."""
     err = errs[0]
     etype = err["type"]
@@ -196,6 +210,8 @@ def _message(path: Path, key_error: bool, errs: list[dict[str, Any]], raw: dict[
         guess = difflib.get_close_matches(str(path[-1]), allowed, n=1, cutoff=0.6) if allowed else []
         if guess:
             hint = f"did you mean {guess[0]!r}?"
+            if path[:-1] + (guess[0],) in required:
+                hint += f" ({guess[0]} is required and missing)"
         elif allowed:
             hint = "allowed here: " + ", ".join(allowed)
         else:
@@ -210,6 +226,8 @@ def _message(path: Path, key_error: bool, errs: list[dict[str, Any]], raw: dict[
         return "an analysis needs `kind`", "known kinds: " + ", ".join(known_kinds()), False
     if etype == "literal_error":
         expected = _literal_options(errs)
+        if len(expected) == 1:
+            return f"must be {expected[0]}", None, True
         guess = difflib.get_close_matches(str(value), expected, n=1, cutoff=0.6) if isinstance(value, str) else []
         return ("must be one of " + ", ".join(expected), f"did you mean {guess[0]!r}?" if guess else None, True)
     words = [w for w in (_type_word(e) for e in errs) if w]

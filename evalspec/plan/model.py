@@ -272,15 +272,15 @@ class Plan(_Strict):
     question: str = Field(description="The decision question, e.g. 'Should production move from B to A?'.")
     decision_owner: str = Field(description="Who takes the decision.")
     population: str = Field(description="Target population the cases are meant to represent.")
-    data: Data
+    data: Data = Field(description="Where the per-case results are and how to read them.")
     candidates: dict[Identifier, Candidate] = Field(min_length=1, description="Name -> candidate.")
     baseline: Identifier | None = Field(None, description="The candidate others are compared with.")
-    units: Units
-    attempts: Attempts = Field(default_factory=Attempts)
-    missing: Missing = Field(default_factory=Missing)
+    units: Units = Field(description="The case column and the cluster column, the independent resampling unit.")
+    attempts: Attempts = Field(default_factory=Attempts, description="Planned repeats per case and the rule that reduces them.")
+    missing: Missing = Field(default_factory=Missing, description="What a missing outcome counts as, and how many are tolerated.")
     analyses: list[AnalysisSpec] = Field(min_length=1, description="Analyses to run, in order.")  # type: ignore[valid-type]
-    decision: Decision = Field(default_factory=Decision)
-    stopping: Stopping = Field(default_factory=Stopping)
+    decision: Decision = Field(default_factory=Decision, description="The preregistered decision rule: goal, thresholds, limits.")
+    stopping: Stopping = Field(default_factory=Stopping, description="When data collection stops: units, date, planned looks.")
     slices: list[Slice] = Field(default_factory=list, description="Declared (confirmatory) slices.")
     systematic_limits: list[str] = Field(
         default_factory=list,

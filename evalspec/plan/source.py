@@ -140,7 +140,6 @@ def decode_source(raw: bytes, name: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         shown = raw[exc.start : exc.start + 1].hex()
         prefix = raw[raw.rfind(b"\n", 0, exc.start) + 1 : exc.start].decode("utf-8", "replace")
         lines = raw.decode("utf-8", "replace").splitlines()
@@ -149,7 +148,7 @@ def decode_source(raw: bytes, name: str) -> str:
             [
                 diagnostic_at(
                     name, lines, line, len(prefix) + 1,
-                    f"not valid UTF-8: byte 0x{shown} at byte offset {exc.start} (column {col} in bytes)",
+                    f"not valid UTF-8: byte 0x{shown} (at byte offset {exc.start})",
                     hint="save the file as UTF-8",
                 )
             ],
@@ -244,7 +243,9 @@ def _syntax_error(exc: yaml.YAMLError, file: str, lines: list[str]) -> InputErro
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
     message = f"YAML syntax error: {problem}"
-    if context and getattr(exc, "context_mark", None) is not None and exc.context_mark is not mark:
+    if context and str(problem).startswith("but "):
+        message = f"YAML syntax error: {context}, {problem}"
+    elif context and getattr(exc, "context_mark", None) is not None and exc.context_mark is not mark:
         cm = exc.context_mark
         message += f" ({context} at line {cm.line + 1}, column {cm.column + 1})"
     elif context:
@@ -291,6 +292,12 @@ class _Builder:
         self.seen: set[int] = set()
         self.aliased = False
         self.active: set[int] = set()
+        self.top: tuple[yaml.Node, str] | None = None  # the top-level key being built
+
+    @staticmethod
+    def _tag(node: yaml.Node) -> str:
+        tag = str(node.tag)
+        return "!!" + tag[len("tag:yaml.org,2002:"):] if tag.startswith("tag:yaml.org,2002:") else tag
 
     def _problem(self, node: yaml.Node, path: Path, message: str, hint: str | None = None) -> None:
         line, col = node.start_mark.line + 1, node.start_mark.column + 1
@@ -313,10 +320,15 @@ class _Builder:
             self.aliased = True
         self.seen.add(id(node))
         if self.count > MAX_VALUES:
-            what = ("aliases (*name) repeating anchors (&name) expand" if self.aliased
-                    else "the document expands")
-            self._problem(node, path, f"{what} to more than {MAX_VALUES:,} values; refused as a possible alias "
-                          "bomb ('billion laughs')", hint="a plan needs no such repetition; write values out")
+            where, at = (self.top[0], (self.top[1],)) if self.top is not None else (node, path)
+            if self.aliased:
+                message = (f"aliases (*name) repeating anchors (&name) expand this value to more than "
+                           f"{MAX_VALUES:,} values; refused as an alias bomb ('billion laughs')")
+                hint = "a plan needs no such repetition; write the values out"
+            else:
+                message = f"the plan holds more than {MAX_VALUES:,} values; refused"
+                hint = "a plan is a short description; data belongs in the results files"
+            self._problem(where, at, message, hint=hint)
             raise _Stop
         if depth > MAX_DEPTH:
             self._problem(node, path, f"nested more than {MAX_DEPTH} levels deep")
@@ -332,7 +344,7 @@ class _Builder:
         try:
             if isinstance(node, yaml.SequenceNode):
                 if node.tag != _SEQ_TAG:
-                    self._problem(node, path, f"unsupported YAML tag {node.tag!r}", hint="remove the tag")
+                    self._problem(node, path, f"unsupported YAML tag {self._tag(node)}", hint="remove the tag")
                 return [self.build(item, path + (i,), None, depth + 1) for i, item in enumerate(node.value)]
             return self._mapping(node, path, depth)
         finally:
@@ -340,7 +352,7 @@ class _Builder:
 
     def _scalar(self, node: yaml.ScalarNode, path: Path) -> Any:
         if node.tag not in _SCALAR_TAGS:
-            self._problem(node, path, f"unsupported YAML tag {node.tag!r}",
+            self._problem(node, path, f"unsupported YAML tag {self._tag(node)}",
                           hint="plans use plain values; remove the tag")
             return node.value
         try:
@@ -353,7 +365,7 @@ class _Builder:
 
     def _mapping(self, node: yaml.MappingNode, path: Path, depth: int) -> dict[Any, Any]:
         if node.tag != _MAP_TAG:
-            self._problem(node, path, f"unsupported YAML tag {node.tag!r}", hint="remove the tag")
+            self._problem(node, path, f"unsupported YAML tag {self._tag(node)}", hint="remove the tag")
         out: dict[Any, Any] = {}
         first_seen: dict[Any, yaml.Node] = {}
         for key_node, value_node in node.value:
@@ -374,6 +386,8 @@ class _Builder:
                               hint="keep one of them")
                 continue
             first_seen[key] = key_node
+            if not path:
+                self.top = (key_node, key)
             out[key] = self.build(value_node, path + (key,), key_node, depth + 1)
         return out
 
