@@ -59,9 +59,12 @@ def read_all(plan: Any, plan_path: Path) -> list[RawFile]:
     return raws
 
 
-def load_results(plan: Any, plan_path: Path) -> Checked:
-    """Read, type and check the results of ``plan``; raise :class:`InputError` on bad input."""
-    return check_results(build_table(read_all(plan, plan_path), plan), plan)
+def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Checked:
+    """Read, type and check the results of ``plan``; raise :class:`InputError` on bad input.
+
+    ``plan_diagnostic(key, message, hint=...)`` locates problems that belong to the plan.
+    """
+    return check_results(build_table(read_all(plan, plan_path), plan, plan_diagnostic), plan)
 
 
 def _display(path: Path) -> str:

@@ -111,12 +111,15 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
             declared_list = declared if isinstance(declared, list) else ([declared] if declared is not None else [])
             if len(seen) > 1 and not (isinstance(declared, list) and set(seen) <= set(declared)):
                 firsts = []
+                first_rows = []
                 for v in seen:
                     i = rows[np.flatnonzero(vals == v)[0]]
+                    first_rows.append(int(i))
                     f, ln = tidy.where(int(i))
                     firsts.append(f"{v!r} first at {f}:{ln}")
+                change_file, change_line = tidy.where(sorted(first_rows)[1])
                 problems.append(Diagnostic(
-                    file=tidy.where(int(rows[0]))[0], key=plan.data.columns.model_version,
+                    file=change_file, line=change_line, key=plan.data.columns.model_version,
                     message=f"candidate {name!r}: the model version changes inside the data: {_fmt_counts(seen)}; "
                     f"evalspec will not pool runs across a model update ({'; '.join(firsts)})",
                     hint=f"split the run by version, or, to pool knowingly, declare candidates.{name}.version "

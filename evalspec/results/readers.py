@@ -171,7 +171,7 @@ def _read_jsonl_python(data: bytes, display: str) -> tuple[dict[str, np.ndarray]
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise _corrupt(display, number, f"is not valid JSON ({exc.msg} at column {exc.colno})") from None
+            raise _corrupt(display, number, f"is not valid JSON: {exc.msg}: column {exc.colno}") from None
         if not isinstance(obj, dict):
             raise _corrupt(display, number, f"is not a JSON object (a {type(obj).__name__})")
         records.append(obj)

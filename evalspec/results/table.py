@@ -244,25 +244,27 @@ def _map_unique(col: np.ndarray, fn: Any, dtype: Any, bad: Any) -> tuple[np.ndar
     return vals[codes], ~ok[codes]
 
 
-def build_table(raws: list[RawFile], plan: Any) -> Tidy:
-    """Type the raw columns against ``plan``'s roles; raise all located problems at once."""
+def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> Tidy:
+    """Type the raw columns against ``plan``'s roles; raise all located problems at once.
+
+    ``plan_diagnostic(key, message, hint=...)``, when given, makes a diagnostic at the plan
+    line of ``key`` (a column the plan names but the results lack points at the plan).
+    """
     cat = _Concat(raws)
     cols = plan.data.columns
     problems: list[Diagnostic] = []
-    found = ", ".join(cat.columns) or "none"
+    found = ", ".join(sorted(cat.columns)) or "none"
 
     def need(name: str | None, role: str) -> np.ndarray | None:
         if name is None:
             return None
         if name not in cat.columns:
-            problems.append(
-                Diagnostic(
-                    file=", ".join(cat.displays),
-                    key=role,
-                    message=f"the plan names column {name!r} for {role}, but no results file has it",
-                    hint=f"columns found: {found}; fix the plan's column name or the results",
-                )
-            )
+            message = f"the plan names column {name!r} for {role}, but no results file has it"
+            hint = f"columns found in {', '.join(cat.displays)}: {found}; fix the plan's column name or the results"
+            if plan_diagnostic is not None:
+                problems.append(plan_diagnostic(role, message, hint=hint))
+            else:
+                problems.append(Diagnostic(file=", ".join(cat.displays), key=role, message=message, hint=hint))
             return None
         missing_in = [d for d, p in zip(cat.displays, cat.present[name]) if not p]
         if missing_in:
