@@ -230,8 +230,8 @@ def decide(decision: Any, *, primary: dict[str, Any] | None, critical: dict[str,
                            "gain; it is NOT evidence of equivalence (no equivalence margin was tested).")
             change.append("A lower bound above zero would show an improvement; to claim equivalence, preregister "
                           "goal: equivalence with a margin.")
-            return finish("no_material_gain", f"No material gain: {c} does not show the {_pp(d)} improvement worth "
-                          "acting on (this is not evidence that the two are equivalent).")
+            return finish("no_material_gain", f"No material gain: {c} does not show an improvement of {_pp(d)} "
+                          "worth acting on; this is not evidence of equivalence.")
         reasons.append(f"The interval includes zero and also gains above the minimum improvement of {_pp(d)}; "
                        "superiority is not shown.")
         change.append("More independent cases would narrow the interval and could move its lower bound above "
