@@ -15,18 +15,19 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from report_claims import FIXTURE_NAMES, load_fixture  # noqa: E402
+from report_claims import FIXTURE_NAMES, load_fixture, long_claim  # noqa: E402
 from report_tools import require_tool  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")
 def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Path]]:
-    """Every fixture claim rendered to HTML and PDF once: name -> {"html": path, "pdf": path}."""
+    """Every fixture claim (long_cases: 5,000 cases) rendered to HTML and PDF once: name -> {"html": path, "pdf": path}."""
     from evalspec.report import render
 
     out: dict[str, dict[str, Path]] = {}
     for name in FIXTURE_NAMES:
         folder = tmp_path_factory.mktemp(f"report-{name}")
-        html, pdf = render(load_fixture(name), folder, ("html", "pdf"))
+        claim = long_claim(5000) if name == "long_cases" else load_fixture(name)
+        html, pdf = render(claim, folder, ("html", "pdf"))
         out[name] = {"html": html, "pdf": pdf}
     return out
