@@ -143,6 +143,14 @@ def _cluster_codes(clusters: Any, n: int, name: str = "clusters") -> tuple[np.nd
         raise InvalidArgument(name, clusters, f"must have one label per row: got {arr.shape[0]} labels for {n} rows")
     if arr.dtype.kind == "f" and np.isnan(arr).any():
         raise InvalidArgument(name, clusters, "must not contain NaN labels")
+    if arr.dtype.kind in "iub" and n > 0:
+        # integer labels over a modest range: O(n) factorisation, same sorted order as np.unique
+        lo, hi = int(arr.min()), int(arr.max())
+        if hi - lo <= 4 * n + 1024:
+            shifted = (arr - lo).astype(np.intp, copy=False) if lo else arr.astype(np.intp, copy=False)
+            present = np.bincount(shifted, minlength=hi - lo + 1) > 0
+            rank = np.cumsum(present, dtype=np.intp) - 1
+            return rank[shifted], int(rank[-1] + 1)
     if arr.dtype.kind != "O":
         uniq, codes = np.unique(arr, return_inverse=True)
         return codes.astype(np.intp, copy=False).reshape(-1), int(uniq.size)

@@ -36,6 +36,7 @@ BOOTSTRAP_INTERVALS = ("bca", "percentile")
 
 #: Cluster indices drawn per chunk (about 36 MB of working memory per worker).
 _CHUNK_ELEMENTS = 2_000_000
+_LOW_MASK = (1 << 32) - 1
 
 
 def cluster_totals(
@@ -56,22 +57,53 @@ def cluster_totals(
     return sx, sy, m
 
 
-def _resample_chunk(values: np.ndarray, n_clusters: int, rows: int, seed_seq: np.random.SeedSequence) -> np.ndarray:
-    """Differences for ``rows`` resamples: draw cluster indices, gather, sum, divide."""
-    rng = np.random.default_rng(seed_seq)
+def _draw(n_clusters: int, rows: int, rng: np.random.Generator) -> np.ndarray:
+    """``rows`` x ``n_clusters`` cluster indices drawn uniformly with replacement."""
     dtype = np.uint16 if n_clusters <= np.iinfo(np.uint16).max else np.int64
-    idx = rng.integers(0, n_clusters, size=(rows, n_clusters), dtype=dtype)
-    totals = values[idx].sum(axis=1)  # complex: real = sum of d_g, imag = sum of m_g
+    return rng.integers(0, n_clusters, size=(rows, n_clusters), dtype=dtype)
+
+
+def _pack(d: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """Pack integer totals as ``m_g * 2**32 + (d_g + offset)`` when sums of G of them are exact.
+
+    Returns ``None`` (use the complex path) for fractional totals or when a sum could carry
+    out of the low 32 bits or overflow int64.
+    """
+    g = d.size
+    if not (np.array_equal(d, np.round(d)) and np.array_equal(m, np.round(m))):
+        return None
+    offset = int(max(0.0, -float(d.min())))
+    if g * (float(d.max()) + offset) >= 2.0**32 or g * float(m.max()) >= 2.0**30:
+        return None
+    packed = (m.astype(np.int64) << 32) + (d.astype(np.int64) + offset)
+    return packed, offset
+
+
+def _resample_chunk(
+    values: np.ndarray, offset: int, n_clusters: int, rows: int, seed_seq: np.random.SeedSequence
+) -> np.ndarray:
+    """Differences for ``rows`` resamples: draw cluster indices, gather, sum, divide.
+
+    ``values`` is int64 from :func:`_pack` (one 8-byte gather, exact integer sums) or
+    complex128 with real part d_g and imaginary part m_g (one 16-byte gather).
+    """
+    idx = _draw(n_clusters, rows, np.random.default_rng(seed_seq))
+    totals = values[idx].sum(axis=1)
+    if values.dtype == np.int64:
+        low = (totals & _LOW_MASK) - offset * n_clusters
+        return low.astype(np.float64) / (totals >> 32).astype(np.float64)
     return totals.real / totals.imag
 
 
 def _bootstrap_distribution(d: np.ndarray, m: np.ndarray, resamples: int, seed: int, workers: int) -> np.ndarray:
+    """The B bootstrap differences, drawn in chunks (optionally on several threads)."""
     n_clusters = d.size
-    values = d + 1j * m  # one gather fetches both totals
+    packed = _pack(d, m)
+    values, offset = packed if packed is not None else (d + 1j * m, 0)
     rows = max(1, _CHUNK_ELEMENTS // n_clusters)
     starts = list(range(0, resamples, rows))
     children = np.random.SeedSequence(seed).spawn(len(starts))
-    jobs = [(values, n_clusters, min(rows, resamples - s), child) for s, child in zip(starts, children)]
+    jobs = [(values, offset, n_clusters, min(rows, resamples - s), child) for s, child in zip(starts, children)]
     if workers <= 1 or len(jobs) == 1:
         parts = [_resample_chunk(*job) for job in jobs]
     else:

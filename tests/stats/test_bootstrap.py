@@ -137,3 +137,27 @@ def test_clusters_matter() -> None:
     by_cluster = paired_cluster_bootstrap(x, y, cl, resamples=2000)
     by_row = paired_cluster_bootstrap(x, y, np.arange(cl.size), resamples=2000)
     assert by_cluster.standard_error > 1.5 * by_row.standard_error
+
+
+def test_packed_integer_path_equals_complex_path() -> None:
+    x, y, cl = _clustered_data(12, g=50)
+    sx, sy, m = cluster_totals(x, y, cl)
+    d = sx - sy
+    packed, offset = boot._pack(d, m)
+    assert offset > 0  # negative differences present
+    seq = np.random.SeedSequence(1)
+    a = boot._resample_chunk(packed, offset, d.size, 64, seq)
+    b = boot._resample_chunk(d + 1j * m, 0, d.size, 64, seq)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-15)
+    assert boot._pack(d + 0.5, m) is None  # fractional totals take the complex path
+
+
+def test_integer_label_fast_path_matches_unique() -> None:
+    from evalspec.stats._validation import _cluster_codes
+
+    rng = np.random.default_rng(3)
+    for labels in (rng.integers(-50, 50, 500), rng.integers(0, 10**9, 500), np.array([True, False, True])):
+        codes, g = _cluster_codes(labels, labels.size)
+        uniq, expected = np.unique(labels, return_inverse=True)
+        assert g == uniq.size
+        np.testing.assert_array_equal(codes, expected)
