@@ -131,13 +131,16 @@ class PositionMap(Mapping[Path, Pos]):
             probe = probe[:-1]
 
     def locate(self, key: str | Path) -> tuple[int, int] | None:
-        """1-based ``(line, col)`` of the value at ``key`` (or of its nearest ancestor).
+        """1-based ``(line, col)`` of the value at ``key``; for a key the plan does not
+        write, of the nearest ancestor's key (``decision.margin`` -> ``decision:``).
 
         Later checks use it to point at the plan line that named something, e.g.
         ``locate("units.cluster")`` when the cluster column is missing from the results.
         """
-        _, pos, _ = self.resolve(key)
-        return None if pos is None else (pos.line, pos.col)
+        _, pos, exact = self.resolve(key)
+        if pos is None:
+            return None
+        return (pos.line, pos.col) if exact else pos.key_pos
 
     def _as_path(self, key: str | Path) -> Path:
         if isinstance(key, tuple):
