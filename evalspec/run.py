@@ -225,11 +225,9 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
         }
     only = {name: int(np.count_nonzero(has[j] & ~paired_all)) for j, name in enumerate(names)}
     run_dates = None
-    if tidy.timestamp is not None:
-        stamps = [t for t in tidy.timestamp if t is not None] if tidy.n < 200_000 else _stamps_fast(tidy.timestamp)
-        if stamps:
-            run_dates = {"first": min(stamps).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                         "last": max(stamps).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if tidy.time_range is not None:
+        run_dates = {"first": tidy.time_range[0].strftime("%Y-%m-%dT%H:%M:%SZ"),
+                     "last": tidy.time_range[1].strftime("%Y-%m-%dT%H:%M:%SZ")}
     interval = None
     if primary is not None:
         interval = {"method": primary["method"], "confidence_level": primary["confidence_level"]}
@@ -293,14 +291,6 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
         "deviations": deviations,
         "systematic_limits": {"stated": list(plan.systematic_limits), "detected": list(checked.detected)},
     }
-
-
-def _stamps_fast(col: np.ndarray) -> list[Any]:
-    """Distinct non-missing timestamps (the column holds parsed datetimes or None)."""
-    from evalspec.results.table import _factorize
-
-    _, uniq = _factorize(col)
-    return [u for u in uniq if u is not None]
 
 
 def default_out_dir(plan_path: str | Path) -> Path:

@@ -26,7 +26,7 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 
-__all__ = ["RawFile", "read_file", "detect_format", "FORMATS"]
+__all__ = ["RawFile", "read_file", "detect_format", "FORMATS", "known_codes", "remember_codes"]
 
 #: Formats the run step reads, by file extension.
 FORMATS: dict[str, str] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -112,25 +112,38 @@ def _read_jsonl_arrow(data: bytes) -> tuple[dict[str, np.ndarray], np.ndarray] |
     """Vectorised JSONL read with pyarrow; ``None`` when unavailable or anything is odd.
 
     Only used when every line is a non-empty JSON object (blank lines would shift line
-    numbers) and the types are simple; otherwise the exact Python path decides.
+    numbers) and the types are simple; otherwise the exact Python path decides. Text that
+    looks like a time stays text (the schema is sniffed from the first block so the file
+    is parsed once).
     """
     try:
         import pyarrow as pa
         import pyarrow.json as pj
     except ImportError:
         return None
-    if not data.strip():
+    if not data or data.isspace():
         return None
     body = data if data.endswith(b"\n") else data + b"\n"
     if b"\n\n" in body or b"\r" in body or body.startswith(b"\n"):
         return None
-    try:
-        table = pj.read_json(io.BytesIO(body))
-        stamped = [f.name for f in table.schema if pa.types.is_timestamp(f.type) or pa.types.is_date(f.type)]
-        if stamped:  # keep ISO text as written; the table layer parses it
-            schema = pa.schema([(name, pa.string()) for name in stamped])
+
+    def stamped(schema: Any) -> list[str]:
+        return [f.name for f in schema if pa.types.is_timestamp(f.type) or pa.types.is_date(f.type)]
+
+    def read(as_text: list[str]) -> Any:
+        opts = None
+        if as_text:
+            schema = pa.schema([(name, pa.string()) for name in as_text])
             opts = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
-            table = pj.read_json(io.BytesIO(body), parse_options=opts)
+        return pj.read_json(io.BytesIO(body), parse_options=opts)
+
+    try:
+        cut = body.rfind(b"\n", 0, 1 << 20) + 1 or len(body)
+        sniffed = stamped(pj.read_json(io.BytesIO(body[:cut])).schema)
+        table = read(sniffed)
+        late = stamped(table.schema)
+        if late:
+            table = read(sniffed + late)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
         return None
     n_lines = body.count(b"\n")
@@ -140,21 +153,52 @@ def _read_jsonl_arrow(data: bytes) -> tuple[dict[str, np.ndarray], np.ndarray] |
     for name, col in zip(table.column_names, table.columns):
         typ = col.type
         if not (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)
-                or pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ)
-                or pa.types.is_timestamp(typ)):
+                or pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ)):
             return None  # nested values: let the Python path keep them as objects
         columns[name] = _arrow_to_object(col)
     return columns, np.arange(1, table.num_rows + 1, dtype=np.int64)
 
 
 def _arrow_to_object(col: Any) -> np.ndarray:
-    """A pyarrow column as an object array with ``None`` for nulls."""
-    if col.null_count:
+    """A pyarrow column as an object array with ``None`` for nulls.
+
+    The column is dictionary-encoded in Arrow (fast, in C) and expanded by a NumPy take;
+    the codes are remembered (:func:`remember_codes`) so that typing the column later
+    costs nothing.
+    """
+    import pyarrow as pa
+
+    try:
+        enc = col.combine_chunks().dictionary_encode() if isinstance(col, pa.ChunkedArray) else col.dictionary_encode()
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
         out = np.empty(len(col), dtype=object)
         out[:] = col.to_pylist()
         return out
-    arr = col.to_numpy(zero_copy_only=False)
-    return arr if arr.dtype == object else arr.astype(object)
+    codes = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    uniques = np.empty(len(enc.dictionary), dtype=object)
+    uniques[:] = enc.dictionary.to_pylist()
+    out = np.append(uniques, None)[codes]
+    remember_codes(out, codes, uniques)
+    return out
+
+
+#: id(array) -> (array, codes, uniques): factorizations known from reading.
+_CODES: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def remember_codes(arr: np.ndarray, codes: np.ndarray, uniques: np.ndarray) -> None:
+    """Remember that ``arr == uniques[codes]`` (code -1 = missing) for :func:`known_codes`."""
+    if len(_CODES) > 256:
+        _CODES.clear()
+    _CODES[id(arr)] = (arr, codes, uniques)
+
+
+def known_codes(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(codes, uniques)`` of ``arr`` if it was factorized while reading, else None."""
+    hit = _CODES.get(id(arr))
+    if hit is not None and hit[0] is arr:
+        return hit[1], hit[2]
+    return None
 
 
 def _read_jsonl_python(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray]:

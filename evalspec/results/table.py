@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
-from evalspec.results.readers import RawFile
+from evalspec.results.readers import RawFile, known_codes
 
 __all__ = ["Tidy", "FileInfo", "build_table", "located", "MAX_LISTED"]
 
@@ -68,6 +68,7 @@ class Tidy:
     file_idx: np.ndarray
     line: np.ndarray
     raw: dict[str, np.ndarray] = field(default_factory=dict)
+    time_range: tuple[_dt.datetime, _dt.datetime] | None = None
 
     @property
     def n(self) -> int:
@@ -86,7 +87,7 @@ class Tidy:
             passed=self.passed[keep], score=self.score[keep], cluster=take(self.cluster),
             cluster_ids=self.cluster_ids, version=take(self.version), timestamp=take(self.timestamp),
             file_idx=self.file_idx[keep], line=self.line[keep],
-            raw={k: v[keep] for k, v in self.raw.items()},
+            raw={k: v[keep] for k, v in self.raw.items()}, time_range=self.time_range,
         )
 
     def where(self, i: int) -> tuple[str, int]:
@@ -139,8 +140,12 @@ class _Concat:
 
 
 def _factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, uniques)`` of an object column; code -1 = None/NaN (known codes reused)."""
     import pandas as pd
 
+    known = known_codes(col)
+    if known is not None:
+        return known
     codes, uniques = pd.factorize(col, use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
 
@@ -348,6 +353,7 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
         vlab = np.array([None if _is_missing(u) else _label(u) for u in vuniq] + [None], dtype=object)
         version = vlab[vcodes]
     timestamp = None
+    time_range = None
     if time_col is not None:
         tcodes, tuniq = _factorize(time_col)
         parsed = [parse_timestamp(u) for u in tuniq]
@@ -357,6 +363,9 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
                                 "the timestamp is not an ISO 8601 time", values=time_col,
                                 hint="write times like 2026-10-01T12:00:00Z")
         timestamp = np.array(parsed + [None], dtype=object)[tcodes]
+        good = [p for p in parsed if p is not None]
+        if good:
+            time_range = (min(good), max(good))
     if problems:
         raise InputError(f"{len(problems)} problem(s) in the results", problems)
     files = [FileInfo(path=r.display, sha256=r.sha256, rows=r.rows, format=r.format) for r in raws]
@@ -364,5 +373,5 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
         files=files, displays=cat.displays, units=cat.units, candidates=names, cand=cand.astype(np.int64),
         case=case, case_ids=case_ids, repeat=repeat, passed=passed, score=score, cluster=cluster,
         cluster_ids=cluster_ids, version=version, timestamp=timestamp, file_idx=cat.file_idx, line=cat.line,
-        raw=cat.columns,
+        raw=cat.columns, time_range=time_range,
     )
