@@ -119,6 +119,12 @@ class ProportionResult(IntervalResult):
 
     kind = "proportion_interval"
 
+    def confidence_interval(self, confidence_level: float) -> Interval:
+        """The same method's interval at another confidence level (cheap to recompute)."""
+        from evalspec.stats.proportion import proportion_interval
+
+        return proportion_interval(self.successes, self.n, self.method, confidence_level, self.alternative).interval
+
 
 @dataclass(frozen=True, kw_only=True)
 class PairedDifferenceResult(IntervalResult):
@@ -130,6 +136,12 @@ class PairedDifferenceResult(IntervalResult):
     table: tuple[int, int, int, int]
 
     kind = "paired_difference_interval"
+
+    def confidence_interval(self, confidence_level: float) -> Interval:
+        """The same method's interval at another confidence level (cheap to recompute)."""
+        from evalspec.stats.paired import paired_difference_interval
+
+        return paired_difference_interval(*self.table, method=self.method, confidence_level=confidence_level).interval
 
 
 @dataclass(frozen=True, kw_only=True)

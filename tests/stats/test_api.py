@@ -346,3 +346,10 @@ def test_invalid_arguments_name_argument_and_value(call: object, argument: str) 
     assert isinstance(err.value, InvalidArgument)
     assert err.value.argument == argument
     assert str(err.value).startswith(f"{argument}=")
+
+
+def test_confidence_interval_recomputes_at_another_level() -> None:
+    r = proportion_interval(82, 100, "clopper_pearson")
+    assert r.confidence_interval(0.9) == proportion_interval(82, 100, "clopper_pearson", 0.9).interval
+    p = paired_difference_interval(59, 6, 16, 80, "tango")
+    assert p.confidence_interval(0.9) == pytest.approx((-0.113126053052, -0.0150583638158), abs=1e-6)
