@@ -31,7 +31,7 @@ __all__ = ["MAX_PLAN_BYTES", "MAX_VALUES", "MAX_DEPTH", "SourceDocument", "read_
 #: Largest plan file accepted; a plan is a few kilobytes, a bigger file is a mistake.
 MAX_PLAN_BYTES = 1024 * 1024
 #: Most values (mappings, lists, scalars) a plan may expand to, aliases included.
-MAX_VALUES = 100_000
+MAX_VALUES = 20_000
 #: Deepest nesting accepted.
 MAX_DEPTH = 64
 
