@@ -19,13 +19,17 @@ __all__ = ["run"]
 @click.argument("plan", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=str), default=None,
               help="Folder for claim.json (default: <plan dir>/out).")
-def run(plan: str, out_dir: str | None) -> None:
+@click.option("--no-report", is_flag=True, help="Write only claim.json; skip the HTML/PDF report.")
+@click.option("--format", "report_format", type=click.Choice(["both", "html", "pdf"]), default="both",
+              show_default=True, help="Report rendered next to the claim (see `evalspec report`).")
+def run(plan: str, out_dir: str | None, no_report: bool, report_format: str) -> None:
     """Run PLAN on its results and write the claim record (claim.json).
 
     Reads the results the plan names, checks them, applies the attempt rule, runs every
     analysis, applies the preregistered decision rule and writes the claim record.
     SOURCE_DATE_EPOCH fixes the claim's creation time, so the same inputs give the
-    same bytes.
+    same bytes. The HTML and PDF report are rendered next to the claim unless
+    --no-report is given.
     """
     from evalspec.run import default_out_dir, run_plan, write_claim
 
@@ -38,3 +42,9 @@ def run(plan: str, out_dir: str | None) -> None:
     for dev in claim["deviations"]:
         click.echo(f"deviation: {dev['code']}: {dev['message']}")
     click.echo(f"claim written to {path}")
+    if not no_report:
+        from evalspec.commands.report import formats_for
+        from evalspec.report import load_claim, render
+
+        for report_path in render(load_claim(path), path.parent, formats_for(report_format)):
+            click.echo(f"report written to {report_path}")

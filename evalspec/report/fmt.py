@@ -137,6 +137,13 @@ def _value(x: Any) -> str:
     return number(x)
 
 
+def _case_row(x: Any) -> dict[str, Any]:
+    """A case given as an id or as ``{"case": ..., "cluster": ...}``, as a case-list row."""
+    if isinstance(x, dict):
+        return {"case": x.get("case", x.get("id")), "cluster": x.get("cluster")}
+    return {"case": x, "cluster": None}
+
+
 #: name -> filter, registered on the jinja2 environment.
 FILTERS = {
     "pct": pct,
@@ -148,4 +155,5 @@ FILTERS = {
     "pvalue": pvalue,
     "date_time": date_time,
     "value": _value,
+    "case_row": _case_row,
 }
