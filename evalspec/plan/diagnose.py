@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
 import types
 from typing import Annotated, Any, Union, get_args, get_origin
 
@@ -91,12 +92,34 @@ def diagnose(
                                               n=1, cutoff=0.6)
             if guess:
                 covered.add(path[:-1] + (guess[0],))
+    by_parent: dict[Path, list[Path]] = {}
+    for path in missing - covered:
+        by_parent.setdefault(path[:-1], []).append(path)
+    for parent, paths in by_parent.items():
+        if len(paths) >= _COLLAPSE_MISSING:
+            covered.update(paths)
+            diags.append(_many_missing(parent, sorted(str(p[-1]) for p in paths), positions, file, lines))
     for (path, key_error), errs in grouped.items():
         if path in covered and errs[0]["type"] == "missing":
             continue
         diags.append(_error_diagnostic(path, key_error, errs, raw, positions, file, lines, model,
                                        required=covered))
     return diags
+
+
+#: From this many missing keys in one mapping on, they are reported in one line.
+_COLLAPSE_MISSING = 3
+
+
+def _many_missing(parent: Path, names: list[str], positions: PositionMap, file: str, lines: list[str]) -> Diagnostic:
+    _, pos, exact = positions.resolve(parent)
+    line = col = None
+    if pos is not None:
+        line, col = pos.key_pos if parent else (pos.line, pos.col)
+    hint = "run `evalspec init` for a starter plan with every required key" if not parent else None
+    return Diagnostic(file=file, message="required keys are missing: " + ", ".join(names), line=line, col=col,
+                      key=format_path(parent) or None, hint=hint,
+                      excerpt=(excerpt(lines, line, col) or None) if line and col else None)
 
 
 def issue_diagnostic(issue: _rules.Issue, positions: PositionMap, file: str, lines: list[str]) -> Diagnostic:
@@ -181,7 +204,9 @@ def _error_diagnostic(path: Path, key_error: bool, errs: list[dict[str, Any]], r
             line, col = pos.key_pos
     message, hint, show_got = _message(path, key_error, errs, raw, model, required or set())
     got: Any = None
-    if show_got:
+    if show_got and key_error:
+        got = path[-1] if path else None
+    elif show_got:
         value = err["ctx"]["tag"] if etype == "union_tag_invalid" else err.get("input")
         if isinstance(value, (dict, list)):
             show_got = False
@@ -200,7 +225,9 @@ def _message(path: Path, key_error: bool, errs: list[dict[str, Any]], raw: dict[
     etype = err["type"]
     value = err.get("input")
     if key_error:
-        return "keys here must be text names", "write the key in quotes", True
+        if etype == "string_pattern_mismatch":
+            return "a name must start with a letter and use only letters, digits, '_', '-' and '.'", None, True
+        return "name " + _plain(err), None, True
     if etype == "missing":
         info = _field_at(model, path, raw)
         desc = info.description if info is not None else None
@@ -257,7 +284,9 @@ def _plain(err: dict[str, Any]) -> str:
     word = _TYPE_WORDS.get(err["type"])
     if word:
         return f"must be {word}"
-    msg = str(err["msg"])
+    if err["type"] == "too_short" and err.get("ctx", {}).get("min_length") == 1:
+        return "must not be empty"
+    msg = re.sub(r" after validation, not \d+$", "", str(err["msg"]))
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix):]
