@@ -1,0 +1,109 @@
+"""Formatting filters (exact strings) and the view model's tolerance of partial claims."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from report_claims import load_fixture
+
+from evalspec.report import fmt, render_html
+from evalspec.report.view import VERDICTS, build_view
+
+M = fmt.MINUS
+
+
+@pytest.mark.parametrize(("value", "expected"), [(0.82, "82.0%"), (0.7334, "73.3%"), (0.0, "0.0%"), (1.0, "100.0%"),
+                                                 (-0.00001, "0.0%"), (None, fmt.DASH), (float("nan"), fmt.DASH)])
+def test_pct(value, expected) -> None:
+    assert fmt.pct(value) == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [(0.04, "+4.0 pts"), (-0.03, f"{M}3.0 pts"), (0.0, "0.0 pts"),
+                                                 (-0.0004, "0.0 pts"), (0.11, "+11.0 pts")])
+def test_pts_signs_and_true_minus(value, expected) -> None:
+    assert fmt.pts(value) == expected
+
+
+def test_interval_level_count_pvalue_dates() -> None:
+    assert fmt.interval(0.733, 0.883) == "73.3% to 88.3%"
+    assert fmt.interval(-0.03, 0.11, "pts") == f"{M}3.0 to +11.0 pts"
+    assert fmt.level(0.95) == "95%" and fmt.level(0.975) == "97.5%"
+    assert fmt.count(100000) == "100,000" and fmt.count(143.4) == "143.4" and fmt.count(-1) == f"{M}1"
+    assert fmt.pvalue(0.3877) == "0.39" and fmt.pvalue(0.0123) == "0.012" and fmt.pvalue(1e-11) == "< 0.001"
+    assert fmt.date_time("2026-11-29T12:00:00Z") == "29 Nov 2026, 12:00 UTC"
+    assert fmt.date_time("2026-11-29T13:00:00+01:00", with_time=False) == "29 Nov 2026"
+    assert fmt.date_time("not a date") == "not a date"
+    assert fmt.number(1.5e-7) == f"1.5 × 10^{M}7"
+
+
+@given(st.floats(min_value=-1, max_value=1, allow_nan=False))
+def test_pts_round_trips_to_the_printed_precision(x: float) -> None:
+    text = fmt.pts(x).removesuffix(" pts").replace(M, "-")
+    assert abs(float(text) - 100 * x) <= 0.05 + 1e-9
+    assert (text.startswith("-") or text.startswith("+") or float(text) == 0)
+
+
+@given(st.floats(min_value=0, max_value=1, allow_nan=False))
+def test_pct_round_trips_to_the_printed_precision(x: float) -> None:
+    assert abs(float(fmt.pct(x).removesuffix("%")) - 100 * x) <= 0.05 + 1e-9
+
+
+def test_every_verdict_code_has_words() -> None:
+    codes = {"worth_acting_on", "too_small", "no_material_gain", "inconclusive", "regression", "non_inferior",
+             "not_non_inferior", "equivalent", "not_equivalent", "blocked", "too_few_units", "no_comparison"}
+    assert set(VERDICTS) == codes
+    assert "equivalent" not in VERDICTS["no_material_gain"][0].lower()
+
+
+@pytest.mark.parametrize("code", sorted(VERDICTS))
+def test_each_verdict_renders_its_label(code: str) -> None:
+    claim = load_fixture("superiority")
+    claim["decision"]["verdict"] = code
+    assert VERDICTS[code][0] in render_html(claim, with_plots=False)
+
+
+@pytest.mark.parametrize("drop", ["coverage", "analyses", "deviations", "systematic_limits", "software", "seeds",
+                                  "data", "command", "created"])
+def test_missing_optional_parts_still_render(drop: str) -> None:
+    claim = load_fixture("superiority")
+    del claim[drop]
+    html = render_html(claim, with_plots=False)
+    assert claim["decision"]["headline"].split(":")[0] in html
+    assert "Sampling uncertainty" in html and "Systematic limits" in html
+
+
+def test_minimal_claim_renders() -> None:
+    html = render_html({"claim_format": 1, "decision": {"verdict": "no_comparison", "headline": "Only this."}})
+    assert "Only this." in html and "No comparison planned" in html
+
+
+def test_goal_zones_for_non_inferiority_and_equivalence() -> None:
+    for goal, words in (("non_inferiority", "non-inferior"), ("equivalence", "equivalent")):
+        claim = load_fixture("superiority")
+        claim["decision"]["goal"] = goal
+        claim["decision"]["thresholds"]["margin"] = 0.02
+        html = render_html(claim)
+        assert f">{words}</text>" in html  # zone label inside the number line
+        assert "Margin ± 2.0 pts" in html
+
+
+def test_print_view_caps_the_appendix_and_screen_view_does_not() -> None:
+    from report_claims import long_claim
+
+    claim = long_claim(5000)
+    screen, paper = build_view(claim, "screen"), build_view(claim, "print")
+    first = screen.case_lists[1][0]
+    assert first.total == 700 and len(first.appendix) == 700 and not first.appendix_truncated
+    assert len(paper.case_lists[1][0].appendix) == 500 and paper.case_lists[1][0].appendix_truncated
+    assert len(first.body) == 25
+
+
+def test_view_does_not_modify_the_claim() -> None:
+    claim = load_fixture("hostile")
+    before = copy.deepcopy(claim)
+    render_html(claim)
+    assert claim == before
