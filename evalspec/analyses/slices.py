@@ -70,6 +70,12 @@ def _one(ctx: AnalysisContext, params: Any, name: str, column: str, confirmatory
                          "treat its differences as hypotheses, not findings.")
     if unlisted:
         entry["unlisted_values"] = unlisted
+    if ctx.case_cluster is not None and ctx.outcomes.binary:
+        entry["clustering_note"] = (
+            f"Per-group pass-rate intervals ({params.method}) treat cases as independent, but cases share "
+            "clusters; they may be too narrow. The paired difference in each group uses "
+            f"{params.paired_method}" + (" (a cluster bootstrap)." if params.paired_method in ("auto", "cluster_bootstrap")
+                                        else ", which also ignores the clusters."))
     return entry
 
 

@@ -110,5 +110,9 @@ def run_variation(ctx: AnalysisContext, params: Any) -> dict[str, Any]:
                 f"With {k_obs} repeat(s) per case, run-to-run variation makes up {share:.0%} of the variance of "
                 f"the mean; even infinitely many repeats would leave a standard error of {entry['se_limit']:.3f} "
                 "from case-to-case variation, which only more independent cases reduce.")
+        if ctx.case_cluster is not None and entry.get("se") is not None:
+            entry["clustering_note"] = ("These standard errors treat cases as independent; cases share clusters, so "
+                                        "the clustered analyses give the wider, honest interval. The decomposition "
+                                        "still shows how much repeats can help.")
         out[name] = entry
     return {"candidates": out}
