@@ -1,6 +1,16 @@
-"""Golden HTML reports of the fixture claims (normalised for run time, versions and plot bodies)."""
+"""Golden HTML reports (normalised for run time, versions and plot bodies).
+
+The example claims are made by ``evalspec.run.run_plan`` from the committed example plans and
+results (paths relative to the repository root, so the golden files do not depend on where the
+checkout lives), serialised and parsed back exactly as ``claim.json`` is. The hostile and
+single-candidate fixtures pin shapes the examples do not produce.
+"""
 
 from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -9,8 +19,40 @@ from report_golden import check_golden, normalise
 
 from evalspec.report import render_html
 
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/plan.yaml"))
 
-@pytest.mark.parametrize("name", [n for n in FIXTURE_NAMES if n != "long_cases"])
+
+@pytest.fixture(scope="module")
+def example_claims() -> dict[str, dict]:
+    from evalspec.claim import dumps
+    from evalspec.run import run_plan
+
+    old = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        out = {}
+        for name in EXAMPLES:
+            plan = f"examples/{name}/plan.yaml"
+            out[name] = json.loads(dumps(run_plan(plan, command=["evalspec", "run", plan])))
+        return out
+    finally:
+        os.chdir(old)
+
+
+def test_examples_are_found() -> None:
+    assert {"policy-migration", "repeated-trials"} <= set(EXAMPLES)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_golden_example(example_claims: dict[str, dict], name: str) -> None:
+    claim = example_claims[name]
+    html = render_html(claim)
+    assert claim["decision"]["headline"] in html.replace("&#39;", "'").replace("&quot;", '"')
+    check_golden(f"example-{name}", html, claim.get("created"))
+
+
+@pytest.mark.parametrize("name", [n for n in FIXTURE_NAMES if n in ("hostile", "single_candidate")])
 def test_golden_fixture(name: str) -> None:
     claim = load_fixture(name)
     check_golden(f"fixture-{name}", render_html(claim), claim.get("created"))
