@@ -196,25 +196,31 @@ def forest_svg(rows: Sequence[ForestRow], xlabel: str, *, unit: str = "pct", key
     with _rc_ctx():
         rows = [r for r in rows if r.estimate is not None and r.low is not None and r.high is not None]
         n = max(1, len(rows))
-        height = 0.55 + 0.3 * n
+        extra = 0.16 if refs else 0.0
+        height = 0.55 + extra + 0.3 * n
         fig = _figure(7.0, height)
-        bottom = 0.42 / height
-        ax = fig.add_axes((0.26, bottom, 0.70, 1 - bottom - 0.12 / height))
+        bottom = (0.42 + extra) / height
+        ax = fig.add_axes((0.2, bottom, 0.56, 1 - bottom - 0.12 / height))
         ys = list(range(n))[::-1]
         vals = []
+        fmt_v = (lambda v: f"{v:.1f}%") if unit == "pct" else _signed_pts
         for y, r in zip(ys, rows):
             e, lo, hi = (100 * float(v) for v in (r.estimate, r.low, r.high))
             vals += [lo, hi]
             ax.plot([lo, hi], [y, y], color=ACCENT, linewidth=2.2, solid_capstyle="butt", zorder=3)
             ax.plot([e], [y], marker="s", markersize=6, color=INK, zorder=4)
+            ax.annotate(f"{fmt_v(e)}  ({fmt_v(lo)} to {fmt_v(hi)})", xy=(1.02, y), xycoords=("axes fraction", "data"),
+                        va="center", ha="left", fontsize=8, color=INK, annotation_clip=False)
         for x, name in refs:
             ax.axvline(100 * x, color=INK if x == 0 else MUTED, linewidth=0.9,
                        linestyle="-" if x == 0 else (0, (4, 2)), zorder=2)
             vals.append(100 * x)
-            ax.text(100 * x, n - 0.45, f" {name}", fontsize=7.5, color=MUTED, va="bottom", ha="left")
         ax.set_yticks(ys)
         ax.set_yticklabels([_clip(r.label) for r in rows])
-        ax.set_ylim(-0.6, n - 0.4 + (0.35 if refs else 0))
+        ax.set_ylim(-0.6, n - 0.4)
+        if refs:
+            styles = ["solid line" if x == 0 else "dashed line" for x, _ in refs]
+            xlabel += "\n" + " · ".join(f"{st}: {name} ({_signed_pts(100 * x)})" for st, (x, name) in zip(styles, refs))
         if unit == "pct":
             lo_v, hi_v = (min(vals), max(vals)) if vals else (0, 100)
             pad = max(2.0, 0.1 * (hi_v - lo_v))
