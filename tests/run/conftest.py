@@ -80,3 +80,11 @@ def ws(tmp_path: Path) -> Workspace:
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_report() -> Any:
+    """`evalspec run` renders HTML+PDF by default; these tests check claims (reports: tests/report)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EVALSPEC_NO_REPORT", "1")
+        yield

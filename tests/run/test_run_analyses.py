@@ -181,3 +181,24 @@ def test_clustered_mean_cr1_by_hand() -> None:
     assert m["df"] == 1 and m["n_clusters"] == 2
     t = sps.t.ppf(0.975, 1)
     assert m["low"] == pytest.approx(5.5 - t * se) and m["high"] == pytest.approx(5.5 + t * se)
+
+
+def test_equivalence_goal_adds_the_tost_interval() -> None:
+    from evalspec.stats import paired_difference_interval, paired_equivalence_test
+
+    a = [1] * 40 + [1] * 3 + [0] * 2 + [0] * 5
+    b = [1] * 40 + [0] * 3 + [1] * 2 + [0] * 5     # table (40, 3, 2, 5)
+    ctx = ctx_two(a, b, goal="equivalence", margin=0.1)
+    res = get("paired_difference")(ctx, PairedDifferenceParams(kind="paired_difference", method="newcombe"))
+    eq = res["equivalence"]
+    ref = paired_difference_interval(40, 3, 2, 5, method="newcombe", confidence_level=0.90)
+    assert eq["confidence_level"] == pytest.approx(0.90)               # 1 - 2 alpha
+    assert (eq["low"], eq["high"]) == (pytest.approx(ref.low), pytest.approx(ref.high))
+    assert eq["low"] > res["low"] and eq["high"] < res["high"]         # narrower than the 95 % interval
+    tost = paired_equivalence_test(40, 3, 2, 5, margin=0.1)
+    assert eq["test"]["pvalue"] == pytest.approx(tost.pvalue)
+    # with clusters the TOST interval is the bootstrap at 90 %, same seed
+    ctx = ctx_two(a, b, goal="equivalence", margin=0.1, clusters=[f"g{i // 5}" for i in range(50)])
+    res = get("paired_difference")(ctx, PairedDifferenceParams(kind="paired_difference", resamples=400, seed=5))
+    assert res["equivalence"]["method"].startswith("cluster_bootstrap")
+    assert res["equivalence"]["low"] >= res["low"] and res["equivalence"]["high"] <= res["high"]

@@ -76,7 +76,7 @@ def test_failed_run_keeps_previous_claim_untouched(ws: Workspace) -> None:
     ws.setup(BAD / "duplicate.jsonl")
     assert ws.cli("run", "plan.yaml").exit_code == 2
     assert claim.read_bytes() == before
-    assert sorted(p.name for p in (ws.path / "out").iterdir()) == ["claim.json", "report.html", "report.pdf"]  # no temp files left
+    assert sorted(p.name for p in (ws.path / "out").iterdir()) == ["claim.json"]
 
 
 def test_missing_results_file_points_at_plan(ws: Workspace) -> None:
