@@ -91,7 +91,8 @@ def run_case(name: str, resamples: int) -> dict:
     tracemalloc.stop()
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
-        "case": name, "wall_s": wall, "median_s": float(np.median(walls)), "runs": len(walls), "peak_traced_mb": peak / 2**20, "peak_rss_mb": rss1 / 1024,
+        "case": name, "wall_s": wall, "median_s": float(np.median(walls)), "runs": len(walls),
+        "peak_traced_mb": peak / 2**20, "peak_rss_mb": rss1 / 1024,
         "rss_growth_mb": (rss1 - rss0) / 1024, "low": float(low), "high": float(high), "estimate": estimate,
     }
 

@@ -4,8 +4,9 @@ Data model (one cell of the grid). ``n`` cases in ``G = n / m`` clusters of ``m`
 cluster g has pass probabilities ``pA_g ~ Beta`` with mean ``p`` and intra-cluster correlation
 ``icc`` (Beta(p (1-icc)/icc, (1-p)(1-icc)/icc); ``pA_g = p`` when icc = 0), and ``pB_g`` from
 the Beta with mean ``p - delta``, its quantile tied to A's by a Gaussian copula with
-correlation 0.5 (clusters easy for A tend to be easy for B, but the difference varies). Each case draws one uniform U: A passes if ``U < pA_g``, B if ``U < pB_g`` (the two
-candidates' outcomes on a case are positively correlated, as in real evaluations). The true
+correlation 0.5 (clusters easy for A tend to be easy for B, but the difference varies). Each
+case draws one uniform U: A passes if ``U < pA_g``, B if ``U < pB_g`` (the two candidates'
+outcomes on a case are positively correlated, as in real evaluations). The true
 values are ``p`` for A's pass rate and ``delta`` for the paired difference; each replicate
 records whether each interval covers them.
 
@@ -241,33 +242,65 @@ def render_markdown(results: list[CellResult], reps: int, resamples: int, second
     ]
     wald_p = worst("wald", indep)
     wald_d = worst("paired_wald", indep)
-    wilson_i = worst("wilson", indep)
+    good = ("wilson", "jeffreys", "mid_p")
+    good_i = min(worst(col, lambda c: indep(c) and c.n >= 100) for col in good)
+    paired_i = min(worst(col, lambda c: indep(c) and c.n >= 100) for col in ("paired_newcombe", "paired_tango"))
     wilson_c = worst("wilson", clustered)
     newc_c = worst("paired_newcombe", clustered)
     boot_many = worst("paired_boot_bca", many)
-    clt_many = worst("cluster_t_cr1", many)
+    pct_many = worst("paired_boot_percentile", many)
+    clt_many = worst("paired_cluster_t_cr1", many)
+    clt_p_many = worst("cluster_t_cr1", many)
+    small = [r for r in results if r.cell.n == 20 and r.cell.m == 1]
     lines += [
         f"* **Wald under-covers at small n and extreme p** even with independent rows: worst "
         f"{100 * wald_p[0]:.1f} % for a single rate ({wald_p[1]}) and {100 * wald_d[0]:.1f} % for the paired "
-        f"difference ({wald_d[1]}). With x = 0 or x = n it returns a zero-width interval. It is offered only "
-        "for comparison; evalspec's defaults are Wilson and Newcombe.",
-        f"* With independent rows (m = 1 or ICC = 0) the score and exact methods hold their level: worst Wilson "
-        f"{100 * wilson_i[0]:.1f} % ({wilson_i[1]}); Clopper-Pearson and Wilson-cc are conservative by design.",
+        f"difference ({wald_d[1]}). At x = 0 or x = n (and at b = c = 0) it is a zero-width interval. It is "
+        "offered only for comparison; evalspec's defaults are Wilson and Newcombe.",
+        f"* With independent rows (m = 1 or ICC = 0) and n ≥ 100 the score methods hold their level: worst of "
+        f"Wilson / Jeffreys / mid-p {100 * good_i[0]:.1f} % ({good_i[1]}), worst of Newcombe / Tango "
+        f"{100 * paired_i[0]:.1f} % ({paired_i[1]}); Clopper-Pearson and Wilson-cc are conservative by design. "
+        "At n = 20 the discreteness of the binomial makes every method's coverage jump around the nominal level.",
+    ]
+    if small:
+        boot_small = max(r.coverage("paired_boot_bca") for r in small)
+        lines.append(
+            "* **Few discordant pairs.** At n = 20 with a 5-point difference there is often no discordant pair at "
+            "all (probability 0.95^20 ≈ 36 % in this design); then Wald, the CR1 t interval on the differences "
+            "and the bootstrap all collapse to the zero-width interval [0, 0] and miss the truth (bootstrap "
+            f"coverage at most {100 * boot_small:.1f} %), while Newcombe and Tango stay honest (and "
+            "conservative). Resampling cannot invent variation the sample does not show."
+        )
+    lines += [
         f"* **Row-level intervals under-cover under clustering.** With ICC > 0 the rows are not independent and "
         f"every row-level method is too narrow: worst Wilson {100 * wilson_c[0]:.1f} % ({wilson_c[1]}), worst "
         f"Newcombe {100 * newc_c[0]:.1f} % ({newc_c[1]}). No choice among row-level formulas fixes this; "
         "declare the clusters and use a cluster method.",
-        f"* Cluster methods recover the level when there are enough clusters: with G ≥ 50 the worst cluster "
-        f"bootstrap (BCa) coverage is {100 * boot_many[0]:.1f} % ({boot_many[1]}) and the worst CR1 t interval "
-        f"{100 * clt_many[0]:.1f} % ({clt_many[1]}).",
+        f"* Cluster methods recover the level when there are enough clusters. With G = 50: worst paired "
+        f"cluster bootstrap {100 * pct_many[0]:.1f} % (percentile, {pct_many[1]}) and {100 * boot_many[0]:.1f} % "
+        f"(BCa, {boot_many[1]}); worst CR1 t on the paired differences {100 * clt_many[0]:.1f} % "
+        f"({clt_many[1]}); the CR1 t interval for a single rate near 1 with strong clustering is still low "
+        f"({100 * clt_p_many[0]:.1f} %, {clt_p_many[1]}) because the cluster means are skewed.",
         "* **With few clusters (G = 2 or 10) cluster methods are unreliable**: the bootstrap under-covers "
-        "(it cannot see more between-cluster variation than the few clusters show) and the CR1 t interval on "
-        "G − 1 df is either very wide or, for p near 1 where most clusters are all-pass, collapses. "
-        "Report such results as inconclusive rather than trusting the interval.",
-        "* The paired difference benefits from pairing: the positive correlation between candidates makes the "
-        "paired intervals much narrower than two independent intervals would be.",
+        "(it cannot see more between-cluster variation than the few clusters show; at G = 10 it reaches only "
+        "about 81-90 %) and the CR1 t interval on G − 1 df is very wide at G = 2 yet still misses when p is "
+        "near 1 and most clusters are all-pass. Report such results as inconclusive rather than trusting the "
+        "interval.",
+        "",
+        "## Mean width of the paired intervals under clustering (percentage points)",
+        "",
+        "The cluster intervals are wider because they are honest, not because they are less efficient:",
         "",
     ]
+    wcols = ["paired_newcombe", "paired_tango", "paired_cluster_t_cr1", "paired_boot_percentile", "paired_boot_bca"]
+    lines.append("| n | G | ICC | p | " + " | ".join(short[c] for c in wcols) + " |")
+    lines.append("|" + "---|" * (4 + len(wcols)))
+    for r in results:
+        c = r.cell
+        if c.m > 1 and c.icc > 0 and c.clusters >= 10:
+            widths = " | ".join(f"{100 * r.mean_width(col):.1f}" for col in wcols)
+            lines.append(f"| {c.n} | {c.clusters} | {c.icc:g} | {c.p:g} | {widths} |")
+    lines.append("")
     return "\n".join(lines)
 
 

@@ -44,13 +44,17 @@ def cluster_totals(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-cluster totals ``(sum x, sum y, rows)`` in canonical (sorted-label) order.
 
-    Validates ``x`` and ``y`` (same length, finite, in [0, 1]) and the cluster labels.
+    Validates ``x`` and ``y`` (same length, finite, in [0, 1]) and the cluster labels;
+    ``clusters=None`` makes every row its own cluster.
     """
     xa = _finite_array("x", x, unit_interval=True)
     ya = _finite_array("y", y, unit_interval=True)
     if xa.size != ya.size:
         raise InvalidArgument("y", y, f"must have the same length as x ({xa.size}), got {ya.size}")
-    codes, n_clusters = _cluster_codes(clusters, xa.size)
+    if clusters is None:  # independent cases: each row is its own cluster
+        codes, n_clusters = np.arange(xa.size), xa.size
+    else:
+        codes, n_clusters = _cluster_codes(clusters, xa.size)
     sx = np.bincount(codes, weights=xa, minlength=n_clusters)
     sy = np.bincount(codes, weights=ya, minlength=n_clusters)
     m = np.bincount(codes, minlength=n_clusters).astype(np.float64)
@@ -143,7 +147,7 @@ def paired_cluster_bootstrap(
     clusters : array_like, shape (n,)
         The independent unit of each case (any hashable labels); pass the case ids when
         cases are independent. Clusters are resampled with replacement, each carrying both
-        candidates' outcomes.
+        candidates' outcomes. ``None``: every case is its own cluster.
     resamples : int
         Number of bootstrap resamples B (at least 100).
     confidence_level : float

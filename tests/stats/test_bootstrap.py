@@ -161,3 +161,10 @@ def test_integer_label_fast_path_matches_unique() -> None:
         uniq, expected = np.unique(labels, return_inverse=True)
         assert g == uniq.size
         np.testing.assert_array_equal(codes, expected)
+
+
+def test_clusters_none_means_each_row_is_a_cluster() -> None:
+    x, y, _ = _clustered_data(13, g=20)
+    a = paired_cluster_bootstrap(x, y, None, resamples=300, seed=4)
+    b = paired_cluster_bootstrap(x, y, np.arange(x.size), resamples=300, seed=4)
+    assert a.to_dict() == b.to_dict()
