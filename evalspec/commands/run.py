@@ -19,7 +19,8 @@ __all__ = ["run"]
 @click.argument("plan", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=str), default=None,
               help="Folder for claim.json (default: <plan dir>/out).")
-@click.option("--no-report", is_flag=True, help="Write only claim.json; skip the HTML/PDF report.")
+@click.option("--no-report", is_flag=True, envvar="EVALSPEC_NO_REPORT",
+              help="Write only claim.json; skip the HTML/PDF report (env EVALSPEC_NO_REPORT=1).")
 @click.option("--format", "report_format", type=click.Choice(["both", "html", "pdf"]), default="both",
               show_default=True, help="Report rendered next to the claim (see `evalspec report`).")
 def run(plan: str, out_dir: str | None, no_report: bool, report_format: str) -> None:
