@@ -147,20 +147,25 @@ def _needed_columns(handle: _PlanHandle, tidy: Any) -> list[str]:
 
 def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict[str, Any]:
     """Run the plan at ``plan_path`` and return the claim record (nothing is written)."""
-    from evalspec.analyses.context import AnalysisContext, Repeats
+    from evalspec.analyses.context import AnalysisContext, AnalysisRefused, Repeats
     from evalspec.analyses.registry import get as get_analysis
     from evalspec.attempts import reduce_attempts, rule_question
     from evalspec.claim import CLAIM_FORMAT, created_time, software_versions
     from evalspec.decision import decide, independent_units
     from evalspec.results import load_results
 
+    from evalspec.results.readers import forget_codes
+
     handle = load_plan_for_run(plan_path)
     plan = handle.plan
     created = created_time()
-    checked = load_results(plan, handle.path, handle.diagnostic)
-    tidy = checked.tidy
+    try:
+        checked = load_results(plan, handle.path, handle.diagnostic)
+        tidy = checked.tidy
+        case_cols, attr_devs = _case_columns(tidy, _needed_columns(handle, tidy))
+    finally:
+        forget_codes()  # the reader's factorizations are no longer needed
     names = tidy.candidates
-    case_cols, attr_devs = _case_columns(tidy, _needed_columns(handle, tidy))
 
     outcomes = reduce_attempts(tidy.cand, tidy.case, tidy.repeat, tidy.passed, n_candidates=len(names),
                                n_cases=len(tidy.case_ids), rule=plan.attempts.rule, k=plan.attempts.k,
@@ -189,7 +194,11 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     critical: dict[str, Any] | None = None
     for i, params in enumerate(plan.analyses):
         fn = get_analysis(params.kind)
-        result = fn(ctx, params)
+        try:
+            result = fn(ctx, params)
+        except AnalysisRefused as exc:
+            raise InputError(f"analyses[{i}] ({params.kind}) cannot run on these results",
+                             [handle.diagnostic(f"analyses[{i}]", f"{params.kind}: {exc}")]) from None
         analyses.append({"index": i, "kind": params.kind, "label": params.label or params.kind,
                          "params": params.model_dump(mode="json"), "result": result})
         if params.kind == "paired_difference":

@@ -15,7 +15,14 @@ import numpy as np
 
 from evalspec.attempts import CaseOutcomes, reduce_attempts
 
-__all__ = ["AnalysisContext", "Repeats", "Pair"]
+__all__ = ["AnalysisContext", "AnalysisRefused", "Repeats", "Pair"]
+
+
+class AnalysisRefused(Exception):
+    """The data cannot support an analysis the plan asks for (e.g. no case run by both candidates).
+
+    ``evalspec run`` reports it at the analysis's plan line and refuses the run (exit 2).
+    """
 
 
 @dataclass(frozen=True)

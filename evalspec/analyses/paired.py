@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from evalspec.analyses.context import AnalysisContext, Pair
+from evalspec.analyses.context import AnalysisContext, AnalysisRefused, Pair
 from evalspec.analyses.registry import analysis
 from evalspec.stats import (
     mcnemar,
@@ -140,7 +140,8 @@ def paired_difference(ctx: AnalysisContext, params: Any) -> dict[str, Any]:
     core = paired_core(ctx, first, second, method=params.method, level=level, resamples=params.resamples,
                        seed=params.seed, bootstrap_interval=params.bootstrap_interval)
     if core is None:
-        raise ValueError(f"no case was run for both {first} and {second}; nothing to pair")
+        raise AnalysisRefused(f"no case was run for both {first} and {second}, so there is nothing to pair; "
+                              "run both candidates on the same cases")
     pair: Pair = core.pop("_pair")
     table = core["table"]
     result: dict[str, Any] = {"candidate": first, "baseline": second, **core}

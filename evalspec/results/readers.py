@@ -26,7 +26,7 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 
-__all__ = ["RawFile", "read_file", "detect_format", "FORMATS", "known_codes", "remember_codes"]
+__all__ = ["RawFile", "read_file", "detect_format", "FORMATS", "known_codes", "remember_codes", "forget_codes"]
 
 #: Formats the run step reads, by file extension.
 FORMATS: dict[str, str] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -191,6 +191,11 @@ def remember_codes(arr: np.ndarray, codes: np.ndarray, uniques: np.ndarray) -> N
     if len(_CODES) > 256:
         _CODES.clear()
     _CODES[id(arr)] = (arr, codes, uniques)
+
+
+def forget_codes() -> None:
+    """Drop the remembered factorizations (they hold the columns alive)."""
+    _CODES.clear()
 
 
 def known_codes(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

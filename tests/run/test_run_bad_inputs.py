@@ -84,3 +84,18 @@ def test_missing_results_file_points_at_plan(ws: Workspace) -> None:
     res = ws.cli("run", "plan.yaml")
     assert res.exit_code == 2
     assert "plan.yaml: data.results: no such results file" in res.stderr
+
+
+def test_no_paired_case_is_refused_at_the_analysis_line(ws: Workspace) -> None:
+    import json
+
+    rows = [json.loads(line) for line in (FIXTURES / "ok" / "base.jsonl").read_text().splitlines()]
+    for r in rows:  # B ran other cases than A
+        if r["candidate"] == "B":
+            r["case_id"] = r["case_id"] + "-b"
+    (ws.path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (ws.path / "plan.yaml").write_text(plan_text(), encoding="utf-8")
+    res = ws.cli("run", "plan.yaml")
+    assert res.exit_code == 2
+    assert res.stderr.startswith("plan.yaml:19:5: analyses[1]: paired_difference: no case was run for both A and B")
+    assert not (ws.path / "out").exists()
