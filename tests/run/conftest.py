@@ -73,6 +73,12 @@ class Workspace:
             os.chdir(old)
 
 
+@pytest.fixture(autouse=True)
+def _claims_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the claim; rendering is tested in tests/report (and costs seconds)."""
+    monkeypatch.setenv("EVALSPEC_NO_REPORT", "1")
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
     return Workspace(tmp_path)
