@@ -267,3 +267,12 @@ def test_flow_style_and_anchors_do_not_change_the_hash(tmp_path: Path) -> None:
                                        "settings: &s {temperature: 0, system_prompt: config-a-v3}")
     plan.write_text(text, encoding="utf-8")
     assert canonical_hash(load_plan(plan)) == HASH
+
+
+def test_canonical_hash_accepts_plan_loaded_plan_and_mapping(plan_copy: Path) -> None:
+    loaded = load_plan(plan_copy)
+    assert canonical_hash(loaded) == canonical_hash(loaded.plan) == canonical_hash(RAW) == HASH
+    assert HASH.startswith("sha256:") and len(HASH) == len("sha256:") + 64
+    assert read_lock(plan_copy) is None
+    with pytest.raises(TypeError):
+        canonical_hash(42)
