@@ -165,6 +165,10 @@ def decide(decision: Any, *, primary: dict[str, Any] | None, critical: dict[str,
         for name in who:
             entry = critical.get("candidates", {}).get(name)
             if entry is None:
+                blocked.append(name)
+                reasons.insert(0, f"{name}: the critical_failures analysis did not check this candidate, so a "
+                               f"critical-failure rate above the limit of {_pct(cf.max_rate)} cannot be ruled out.")
+                change.append(f"Include {name} in the critical_failures analysis.")
                 continue
             ub = entry.get("upper_bound")
             if entry.get("critical_cases", 0) == 0:

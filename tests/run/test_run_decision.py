@@ -148,3 +148,11 @@ def test_zero_failure_sample_size(rate: float, level: float, n: int) -> None:
     # closed form: 0 failures in n gives the exact bound 1 - (1 - level)^(1/n); the smallest n below `rate`
     assert _zero_failure_n(rate, level) == n
     assert 1 - (1 - level) ** (1 / n) < rate <= 1 - (1 - level) ** (1 / (n - 1))
+
+
+def test_adopting_candidate_not_checked_blocks() -> None:
+    crit = {"flag": "critical", "candidates": {"B": {"critical_cases": 100, "failures": 0, "upper_bound": 0.03,
+                                                      "confidence_level": 0.95}}}
+    out = decide(Dec(critical_failures=Limit()), primary=primary(0.05, 0.12), critical=crit, units=20)
+    assert out["verdict"] == "blocked"
+    assert "did not check this candidate" in out["reasons"][0]
