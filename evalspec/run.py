@@ -145,15 +145,75 @@ def _needed_columns(handle: _PlanHandle, tidy: Any) -> list[str]:
         a.kind == "clustered_mean" and a.score == c for a in plan.analyses)]
 
 
+def _coverage(plan: Any, checked: Any, outcomes: Any, case_cluster: np.ndarray | None,
+              primary: dict[str, Any] | None, analyses: list[dict[str, Any]]) -> tuple[dict[str, Any], int, str]:
+    """The claim's "what the number covers" block, and the independent units the decision counts."""
+    from evalspec.attempts import rule_question
+    from evalspec.decision import independent_units
+
+    tidy = checked.tidy
+    names = tidy.candidates
+    values = outcomes.values
+    has = ~np.isnan(values)
+    paired_all = has.all(axis=0)
+    n_clusters = None
+    if case_cluster is not None:
+        in_data = has.any(axis=0) if primary is None else has[[names.index(primary["candidate"]),
+                                                               names.index(primary["baseline"])]].all(axis=0)
+        n_clusters = int(np.unique(case_cluster[in_data]).size)
+    n_units_cases = int(paired_all.sum()) if primary is not None else int(has.any(axis=0).sum())
+    units, unit_name = independent_units(n_units_cases, n_clusters)
+    if n_clusters is not None and plan.units.cluster:
+        unit_name = f"clusters ({plan.units.cluster})"
+    candidates_cov = {}
+    for j, name in enumerate(names):
+        c = plan.candidates[name]
+        candidates_cov[name] = {
+            "model": c.model, "declared_version": c.version, "versions_seen": checked.versions_seen.get(name, {}),
+            "settings": c.settings, "rows": int(np.count_nonzero(tidy.cand == j)), "cases": int(has[j].sum()),
+        }
+    only = {name: int(np.count_nonzero(has[j] & ~paired_all)) for j, name in enumerate(names)}
+    run_dates = None
+    if tidy.time_range is not None:
+        run_dates = {"first": tidy.time_range[0].strftime("%Y-%m-%dT%H:%M:%SZ"),
+                     "last": tidy.time_range[1].strftime("%Y-%m-%dT%H:%M:%SZ")}
+    interval = None
+    if primary is not None:
+        interval = {"method": primary["method"], "confidence_level": primary["confidence_level"]}
+    else:
+        for a in analyses:
+            if a["kind"] == "proportion" and a["result"]["candidates"]:
+                first = next(iter(a["result"]["candidates"].values()))
+                interval = {"method": first["method"], "confidence_level": first["confidence_level"]}
+                break
+    coverage = {
+        "dataset": None if plan.data.dataset is None else plan.data.dataset.model_dump(mode="json"),
+        "population": plan.population,
+        "candidates": candidates_cov,
+        "baseline": plan.baseline,
+        "cases": {"total": int(has.any(axis=0).sum()), "paired": int(paired_all.sum()), "only": only},
+        "clusters": n_clusters,
+        "cluster_column": plan.units.cluster,
+        "independent_units": {"count": units, "unit": unit_name},
+        "repeats": {"planned": plan.attempts.repeats, "observed_min": checked.repeats_observed[0],
+                    "observed_max": checked.repeats_observed[1]},
+        "attempt_rule": {"rule": plan.attempts.rule, "k": plan.attempts.k,
+                         "question": rule_question(plan.attempts.rule, plan.attempts.k, plan.attempts.repeats)},
+        "interval": interval,
+        "missing": checked.missing,
+        "run_dates": run_dates,
+    }
+    return coverage, units, unit_name
+
+
 def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict[str, Any]:
     """Run the plan at ``plan_path`` and return the claim record (nothing is written)."""
     from evalspec.analyses.context import AnalysisContext, AnalysisRefused, Repeats
     from evalspec.analyses.registry import get as get_analysis
-    from evalspec.attempts import reduce_attempts, rule_question
+    from evalspec.attempts import reduce_attempts
     from evalspec.claim import CLAIM_FORMAT, created_time, software_versions
-    from evalspec.decision import decide, independent_units
+    from evalspec.decision import decide
     from evalspec.results import load_results
-
     from evalspec.results.readers import forget_codes
 
     handle = load_plan_for_run(plan_path)
@@ -209,60 +269,9 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
         if params.kind == "critical_failures" and critical is None:
             critical = result
 
-    # what the number covers
-    values = outcomes.values
-    has = ~np.isnan(values)
-    paired_all = has.all(axis=0)
-    n_clusters = None
-    if case_cluster is not None:
-        in_data = has.any(axis=0) if primary is None else has[[names.index(primary["candidate"]),
-                                                               names.index(primary["baseline"])]].all(axis=0)
-        n_clusters = int(np.unique(case_cluster[in_data]).size)
-    n_units_cases = int(paired_all.sum()) if primary is not None else int(has.any(axis=0).sum())
-    units, unit_name = independent_units(n_units_cases, n_clusters)
-    if n_clusters is not None and plan.units.cluster:
-        unit_name = f"clusters ({plan.units.cluster})"
+    coverage, units, unit_name = _coverage(plan, checked, outcomes, case_cluster, primary, analyses)
     decision = decide(plan.decision, primary=primary, critical=critical, units=units, unit_name=unit_name,
                       missing=checked.missing)
-
-    candidates_cov = {}
-    for j, name in enumerate(names):
-        c = plan.candidates[name]
-        candidates_cov[name] = {
-            "model": c.model, "declared_version": c.version, "versions_seen": checked.versions_seen.get(name, {}),
-            "settings": c.settings, "rows": int(np.count_nonzero(tidy.cand == j)), "cases": int(has[j].sum()),
-        }
-    only = {name: int(np.count_nonzero(has[j] & ~paired_all)) for j, name in enumerate(names)}
-    run_dates = None
-    if tidy.time_range is not None:
-        run_dates = {"first": tidy.time_range[0].strftime("%Y-%m-%dT%H:%M:%SZ"),
-                     "last": tidy.time_range[1].strftime("%Y-%m-%dT%H:%M:%SZ")}
-    interval = None
-    if primary is not None:
-        interval = {"method": primary["method"], "confidence_level": primary["confidence_level"]}
-    else:
-        for a in analyses:
-            if a["kind"] == "proportion" and a["result"]["candidates"]:
-                first = next(iter(a["result"]["candidates"].values()))
-                interval = {"method": first["method"], "confidence_level": first["confidence_level"]}
-                break
-    coverage = {
-        "dataset": None if plan.data.dataset is None else plan.data.dataset.model_dump(mode="json"),
-        "population": plan.population,
-        "candidates": candidates_cov,
-        "baseline": plan.baseline,
-        "cases": {"total": int(has.any(axis=0).sum()), "paired": int(paired_all.sum()), "only": only},
-        "clusters": n_clusters,
-        "cluster_column": plan.units.cluster,
-        "independent_units": {"count": units, "unit": unit_name},
-        "repeats": {"planned": plan.attempts.repeats, "observed_min": checked.repeats_observed[0],
-                    "observed_max": checked.repeats_observed[1]},
-        "attempt_rule": {"rule": plan.attempts.rule, "k": plan.attempts.k,
-                         "question": rule_question(plan.attempts.rule, plan.attempts.k, plan.attempts.repeats)},
-        "interval": interval,
-        "missing": checked.missing,
-        "run_dates": run_dates,
-    }
 
     digest = plan_hash(handle)
     lock, changed = lock_status(handle, digest)

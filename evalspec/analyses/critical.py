@@ -48,8 +48,11 @@ def critical_failures(ctx: AnalysisContext, params: Any) -> dict[str, Any]:
     ``decision.critical_failures``; without it the bound is reported with no limit check.
     """
     max_rate, limit_level = ctx.critical_max_rate, ctx.critical_level
-    level = float(params.confidence_level if params.confidence_level is not None
-                  else (limit_level if limit_level is not None else ctx.confidence_level))
+    # the limit is checked at the level the decision block preregistered
+    if max_rate is not None and limit_level is not None:
+        level = float(limit_level)
+    else:
+        level = float(params.confidence_level if params.confidence_level is not None else ctx.confidence_level)
     crit = critical_mask(ctx, params.flag)
     out: dict[str, Any] = {}
     for name in ctx.chosen(params):
@@ -78,4 +81,8 @@ def critical_failures(ctx: AnalysisContext, params: Any) -> dict[str, Any]:
                 entry["note"] = (f"{failures} of {n} critical cases failed; the rate could be as high as "
                                  f"{r.high:.1%} ({level:.0%} one-sided exact bound).")
         out[name] = entry
-    return {"flag": params.flag, "candidates": out}
+    result: dict[str, Any] = {"flag": params.flag, "candidates": out}
+    if params.confidence_level is not None and abs(params.confidence_level - level) > 1e-12:
+        result["note"] = (f"The bounds use the decision's critical-failure level {level:.0%}, not the analysis's "
+                          f"{params.confidence_level:.0%}, because they are checked against the preregistered limit.")
+    return result
