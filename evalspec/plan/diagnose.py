@@ -17,6 +17,7 @@ import difflib
 import functools
 import re
 import types
+from types import SimpleNamespace
 from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -26,7 +27,7 @@ from evalspec.errors import Diagnostic
 from evalspec.plan import rules as _rules
 from evalspec.plan.positions import Path, PositionMap, excerpt, format_path
 
-__all__ = ["diagnose", "issue_diagnostic", "partial_view"]
+__all__ = ["diagnose", "issue_diagnostic", "partial_view", "section_issues"]
 
 _ABSENT = object()
 
@@ -439,3 +440,61 @@ def _item_adapter(tp: Any) -> TypeAdapter[Any]:
         _ITEM_ADAPTERS[key] = TypeAdapter(tp)
     return _ITEM_ADAPTERS[key]
 
+
+
+def section_issues(model: type, raw: dict[str, Any], errors: list[dict[str, Any]]) -> list[_rules.Issue]:
+    """Rules within sections that pydantic skipped because another field of the section failed.
+
+    For every mapping that encloses a field error, each of its model's
+    ``__section_rules__`` runs when the fields it reads validate on their own; the
+    issues come back with paths from the document root.
+    """
+    broken: list[Path] = []
+    ran: set[Path] = set()
+    for err in errors:
+        path, _ = _normalize(err["loc"], raw, err["type"])
+        (ran.add(path) if err["type"] == "plan_rule" else broken.append(path))
+    enclosing = {p[:n] for p in broken for n in range(1, len(p))}
+    issues: list[_rules.Issue] = []
+    for section in sorted(enclosing - ran, key=lambda p: [str(x) for x in p]):
+        cls = _model_at(model, section, raw)
+        rules = getattr(cls, "__section_rules__", ()) if cls is not None else ()
+        sub = _value_at(raw, section)
+        if not rules or not isinstance(sub, dict):
+            continue
+        for fields, rule in rules:
+            if any(p[: len(section) + 1] == section + (f,) for p in broken for f in fields):
+                continue
+            values = _fields_alone(cls, sub, fields)
+            if values is not None:
+                issues += [_rules.Issue(section + tuple(i.path), i.message, i.hint, i.got)
+                           for i in rule(SimpleNamespace(**values))]
+    return issues
+
+
+def _value_at(raw: Any, path: Path) -> Any:
+    for item in path:
+        if isinstance(raw, dict) and item in raw:
+            raw = raw[item]
+        elif isinstance(raw, list) and isinstance(item, int) and 0 <= item < len(raw):
+            raw = raw[item]
+        else:
+            return None
+    return raw
+
+
+def _fields_alone(cls: Any, sub: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any] | None:
+    """The named fields of ``sub`` validated one by one (defaults for absent ones), or None."""
+    values: dict[str, Any] = {}
+    for name in fields:
+        info = cls.model_fields[name]
+        if name in sub:
+            try:
+                values[name] = _adapter(cls, name).validate_python(sub[name])
+            except ValidationError:
+                return None
+        elif info.is_required():
+            return None
+        else:
+            values[name] = info.get_default(call_default_factory=True)
+    return values

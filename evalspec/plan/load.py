@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from evalspec.errors import Diagnostic, PlanInvalid
 from evalspec.plan import rules as _rules
-from evalspec.plan.diagnose import diagnose, issue_diagnostic, partial_view
+from evalspec.plan.diagnose import diagnose, issue_diagnostic, partial_view, section_issues
 from evalspec.plan.model import Plan
 from evalspec.plan.positions import Path, PositionMap, excerpt, format_path
 from evalspec.plan.source import SourceDocument, parse_source, read_source
@@ -104,10 +104,13 @@ def validate_document(doc: SourceDocument) -> tuple[Plan | None, list[Diagnostic
         return Plan.model_validate(doc.data), []
     except ValidationError as exc:
         lines = doc.lines
+        errors = exc.errors()
         diags = diagnose(exc, doc.data, doc.positions, doc.file, lines, Plan)
-        plan_level_ran = any(e["type"] == "plan_rule" and e["loc"] == () for e in exc.errors())
+        diags.extend(issue_diagnostic(i, doc.positions, doc.file, lines)
+                     for i in section_issues(Plan, doc.data, errors))
+        plan_level_ran = any(e["type"] == "plan_rule" and e["loc"] == () for e in errors)
         if not plan_level_ran:
-            broken = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
+            broken = {str(e["loc"][0]) for e in errors if e["loc"]}
             view = partial_view(Plan, doc.data, broken)
             diags.extend(issue_diagnostic(i, doc.positions, doc.file, lines) for i in _rules.check(view))
         return None, _sorted_unique(diags)

@@ -7,16 +7,18 @@ computed; what difference is worth acting on; when to stop; which slices are
 confirmatory; and which systematic limits no interval covers.
 
 All models forbid unknown keys (``extra="forbid"``) so a misspelt key is an error at
-its line. YAML keys equal the Python attribute names. Rules within one section live
-here as ``model_validator`` methods; rules across sections live in
-:mod:`evalspec.plan.rules` (run by :meth:`Plan._cross_checks`, and by the loader on the
-valid sections of a plan that has field errors, so every problem is reported at once).
+its line. YAML keys equal the Python attribute names. Rules within one section are
+declared here in ``__section_rules__`` (with the fields they read); rules across
+sections live in :mod:`evalspec.plan.rules`. Both run when the plan validates, and the
+loader runs them on the valid parts of a plan that has field errors, so every problem
+is reported at once.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Annotated, Any, Literal, Union
+from collections.abc import Callable, Iterable, Iterator
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -37,8 +39,28 @@ Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 ConfidenceLevel = Annotated[float, Field(gt=0.0, lt=1.0, description="Confidence level in (0, 1).")]
 
 
+SectionRule = tuple[tuple[str, ...], Callable[[Any], Iterable[_rules.Issue]]]
+
+
 class _Strict(BaseModel):
+    """Base of every plan model: unknown keys are errors; values are frozen and stripped.
+
+    ``__section_rules__`` lists rules *within* one section as ``(fields read, rule)``;
+    ``rule(section)`` yields :class:`~evalspec.plan.rules.Issue` objects with paths
+    relative to the section. They run after the fields validate, and the loader also
+    runs them when an unrelated field of the section is broken (pydantic alone would
+    then skip them), so every problem is reported at once.
+    """
+
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    __section_rules__: ClassVar[tuple[SectionRule, ...]] = ()
+
+    @model_validator(mode="after")
+    def _section_checks(self) -> Any:
+        issues = [issue for _, rule in self.__section_rules__ for issue in rule(self)]
+        if issues:
+            raise _rule_error(*issues)
+        return self
 
 
 def _rule_error(*issues: _rules.Issue) -> PydanticCustomError:
@@ -51,9 +73,37 @@ def _rule_error(*issues: _rules.Issue) -> PydanticCustomError:
     return PydanticCustomError("plan_rule", "{summary}", {"summary": summary, "issues": list(issues)})
 
 
-def _plan_error(key: str, message: str, hint: str | None = None) -> PydanticCustomError:
-    """A ``plan_rule`` error at the field ``key`` of the model that raises it."""
-    return _rule_error(_rules.Issue((key,), message, hint))
+# -- rules within one section (see _Strict.__section_rules__) -------------------------------
+
+
+def _outcome_rules(o: Any) -> Iterator[_rules.Issue]:
+    if o.type == "score" and o.pass_threshold is None:
+        yield _rules.Issue(("pass_threshold",), "a score outcome needs pass_threshold", "a score >= it passes")
+    if o.type == "binary" and o.pass_threshold is not None:
+        yield _rules.Issue(("pass_threshold",), "pass_threshold applies only when type is 'score'")
+
+
+def _attempts_rules(a: Any) -> Iterator[_rules.Issue]:
+    if a.rule == "best_of_k":
+        if a.k is None:
+            yield _rules.Issue(("k",), "rule best_of_k needs k", "k = how many of the first attempts count")
+        elif a.k > a.repeats:
+            yield _rules.Issue(("k",), f"k = {a.k} exceeds the planned repeats ({a.repeats})")
+    elif a.k is not None:
+        yield _rules.Issue(("k",), f"k applies only to rule best_of_k (rule is {a.rule!r})")
+
+
+def _decision_rules(d: Any) -> Iterator[_rules.Issue]:
+    if d.goal in ("non_inferiority", "equivalence") and d.margin is None:
+        yield _rules.Issue(("margin",), f"goal {d.goal} needs a margin", "a positive difference in pass rate, e.g. 0.02")
+
+
+def _stopping_rules(st: Any) -> Iterator[_rules.Issue]:
+    if st.rule == "fixed" and st.looks != 1:
+        yield _rules.Issue(("looks",), f"a fixed design has exactly one look (got {st.looks})",
+                           "use rule: sequential for planned interim looks")
+    if st.rule == "sequential" and st.looks < 2:
+        yield _rules.Issue(("looks",), "a sequential design plans at least 2 looks", "or use rule: fixed")
 
 
 class Dataset(_Strict):
@@ -89,13 +139,7 @@ class Outcome(_Strict):
         None, description="For scores: a score >= this value passes. Required when type is 'score'."
     )
 
-    @model_validator(mode="after")
-    def _threshold(self) -> Outcome:
-        if self.type == "score" and self.pass_threshold is None:
-            raise _plan_error("pass_threshold", "a score outcome needs pass_threshold", "a score >= it passes")
-        if self.type == "binary" and self.pass_threshold is not None:
-            raise _plan_error("pass_threshold", "pass_threshold applies only when type is 'score'")
-        return self
+    __section_rules__ = ((("type", "pass_threshold"), _outcome_rules),)
 
 
 class Data(_Strict):
@@ -154,16 +198,7 @@ class Attempts(_Strict):
     )
     k: int | None = Field(None, ge=1, description="For best_of_k: how many attempts count.")
 
-    @model_validator(mode="after")
-    def _k_rules(self) -> Attempts:
-        if self.rule == "best_of_k":
-            if self.k is None:
-                raise _plan_error("k", "rule best_of_k needs k", "k = how many of the first attempts count")
-            if self.k > self.repeats:
-                raise _plan_error("k", f"k = {self.k} exceeds the planned repeats ({self.repeats})")
-        elif self.k is not None:
-            raise _plan_error("k", f"k applies only to rule best_of_k (rule is {self.rule!r})")
-        return self
+    __section_rules__ = ((("rule", "repeats", "k"), _attempts_rules),)
 
 
 class Missing(_Strict):
@@ -208,11 +243,7 @@ class Decision(_Strict):
         10, ge=1, description="Fewest independent units (clusters if declared, else cases) to reach any verdict."
     )
 
-    @model_validator(mode="after")
-    def _margin_rules(self) -> Decision:
-        if self.goal in ("non_inferiority", "equivalence") and self.margin is None:
-            raise _plan_error("margin", f"goal {self.goal} needs a margin", "a positive difference in pass rate, e.g. 0.02")
-        return self
+    __section_rules__ = ((("goal", "margin"), _decision_rules),)
 
 
 class Stopping(_Strict):
@@ -235,14 +266,7 @@ class Stopping(_Strict):
                 raise ValueError("must be a date written YYYY-MM-DD") from None
         return v
 
-    @model_validator(mode="after")
-    def _looks(self) -> Stopping:
-        if self.rule == "fixed" and self.looks != 1:
-            raise _plan_error("looks", f"a fixed design has exactly one look (got {self.looks})",
-                              "use rule: sequential for planned interim looks")
-        if self.rule == "sequential" and self.looks < 2:
-            raise _plan_error("looks", "a sequential design plans at least 2 looks", "or use rule: fixed")
-        return self
+    __section_rules__ = ((("rule", "looks"), _stopping_rules),)
 
 
 class Slice(_Strict):

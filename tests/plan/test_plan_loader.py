@@ -55,7 +55,7 @@ def test_errors_carry_exit_codes() -> None:
     with pytest.raises(PlanInvalid) as invalid:
         load_plan(ROOT / "tests" / "cases" / "invalid_plans" / "many_problems_at_once.yaml")
     assert invalid.value.exit_code == ExitCode.CHECK_FAILED
-    assert len(invalid.value.diagnostics) == 5
+    assert len(invalid.value.diagnostics) == 6  # field, cross-field and section rules together
     assert all(d.line and d.col for d in invalid.value.diagnostics)
 
 
@@ -141,3 +141,20 @@ def test_partial_rules_run_when_other_sections_are_broken(tmp_path: Path) -> Non
         load_plan(plan)
     keys = [d.key for d in exc.value.diagnostics]
     assert keys == ["baseline", "decision.minimum_improvement"]
+
+
+def test_section_rules_run_beside_field_errors_of_the_same_section(tmp_path: Path) -> None:
+    """A section rule runs beside a field error of its section when it reads only valid fields;
+    a rule that reads the broken field is skipped rather than guessed at."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(text.replace("goal: superiority", "goal: non_inferiority")
+                    .replace("confidence_level: 0.95\n  critical", "confidence_level: high\n  critical"),
+                    encoding="utf-8")
+    with pytest.raises(PlanInvalid) as exc:
+        load_plan(plan)
+    assert [d.key for d in exc.value.diagnostics] == ["decision.margin", "decision.confidence_level"]
+    plan.write_text(text.replace("repeats: 1\n  rule: first", "repeats: many\n  rule: best_of_k"), encoding="utf-8")
+    with pytest.raises(PlanInvalid) as exc:
+        load_plan(plan)
+    assert [d.key for d in exc.value.diagnostics] == ["attempts.repeats"]  # k rule reads repeats: skipped
