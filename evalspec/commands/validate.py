@@ -67,7 +67,7 @@ def validate(ctx: click.Context, plans: tuple[str, ...], locked: bool, fmt: str,
                 entry.update(status="lock unreadable", exit_code=int(ExitCode.BAD_INPUT))
         if status is not None:
             entry["lock"] = status.state
-            if status.state == "differs":
+            if status.state == "differs" and status.lock is not None:
                 changed = ", ".join(c.key for c in status.changes) or "canonical form"
                 notes.append(f"{name}: changed since locked at {status.lock.locked_at} ({changed})")
             elif status.state == "missing" and locked:

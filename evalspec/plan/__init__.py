@@ -13,9 +13,23 @@ Public API (used by ``run``, ``audit`` and the CLI):
 Nothing here imports scipy or other heavy libraries: ``evalspec validate`` stays fast.
 """
 
-from evalspec.plan.canonical import Change, canonical_data, canonical_hash, canonical_json, diff_keys
+from evalspec.plan.canonical import (
+    Change,
+    canonical_data,
+    canonical_hash,
+    canonical_json,
+    diff_keys,
+)
 from evalspec.plan.load import LoadedPlan, load_plan, validate_document
-from evalspec.plan.lock import LockRecord, LockResult, LockStatus, check_lock, lock_path, read_lock, write_lock
+from evalspec.plan.lock import (
+    LockRecord,
+    LockResult,
+    LockStatus,
+    check_lock,
+    lock_path,
+    read_lock,
+    write_lock,
+)
 from evalspec.plan.model import Plan
 from evalspec.plan.positions import PositionMap, format_path, parse_path
 from evalspec.plan.schema import plan_schema, schema_text

@@ -44,7 +44,7 @@ def canonical_data(plan: Any) -> dict[str, Any]:
     """
     from evalspec.plan.model import Plan
 
-    if hasattr(plan, "plan") and isinstance(getattr(plan, "plan"), Plan):
+    if hasattr(plan, "plan") and isinstance(plan.plan, Plan):
         plan = plan.plan
     if isinstance(plan, Mapping):
         plan = Plan.model_validate(dict(plan))
@@ -144,7 +144,7 @@ def diff_keys(old: Any, new: Any, path: Path = ()) -> list[Change]:
         return out
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         out = []
-        for i, (a, b) in enumerate(zip(old, new)):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
             out.extend(diff_keys(a, b, path + (i,)))
         return out
     if old == new and type(old) is type(new):

@@ -17,6 +17,7 @@ import difflib
 import functools
 import re
 import types
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Annotated, Any, Union, get_args, get_origin
 
@@ -67,10 +68,10 @@ _TYPE_WORDS = {
 
 
 def diagnose(
-    error: ValidationError, raw: dict[str, Any], positions: PositionMap, file: str, lines: list[str], model: type
+    error: ValidationError, raw: dict[str, Any], positions: PositionMap, file: str, lines: list[str], model: type[BaseModel]
 ) -> list[Diagnostic]:
     """All diagnostics for a pydantic ``ValidationError`` raised by ``model`` on ``raw``."""
-    grouped: dict[tuple[Path, bool], list[dict[str, Any]]] = {}
+    grouped: dict[tuple[Path, bool], list[Any]] = {}
     diags: list[Diagnostic] = []
     for err in error.errors(include_url=False):
         if err["type"] == "plan_rule":
@@ -85,9 +86,9 @@ def diagnose(
         grouped.setdefault((path, key_error), []).append(err)
     # A misspelt required key is one mistake, not two: drop "missing" when an unknown
     # sibling key is its likely misspelling (the unknown key's hint names it).
-    missing = {path for (path, key_error), errs in grouped.items() if errs[0]["type"] == "missing"}
+    missing = {path for (path, _), errs in grouped.items() if errs[0]["type"] == "missing"}
     covered: set[Path] = set()
-    for (path, key_error), errs in grouped.items():
+    for (path, _), errs in grouped.items():
         if errs[0]["type"] == "extra_forbidden" and path:
             guess = difflib.get_close_matches(str(path[-1]), [str(m[-1]) for m in missing if m[:-1] == path[:-1]],
                                               n=1, cutoff=0.6)
@@ -153,10 +154,7 @@ def _normalize(loc: tuple[Any, ...], raw: Any, err_type: str) -> tuple[Path, boo
         if (len(path) == 2 and path[0] == "analyses" and isinstance(cur, dict) and item in PARAMS
                 and item == cur.get("kind") and not last):
             continue  # discriminated-union tag
-        if isinstance(cur, dict) and item in cur:
-            path.append(item)
-            cur = cur[item]
-        elif isinstance(cur, list) and isinstance(item, int) and 0 <= item < len(cur):
+        if isinstance(cur, dict) and item in cur or isinstance(cur, list) and isinstance(item, int) and 0 <= item < len(cur):
             path.append(item)
             cur = cur[item]
         elif last and err_type in ("missing", "extra_forbidden"):
@@ -188,7 +186,7 @@ def _shown(value: Any, positions: PositionMap, path: Path) -> Any:
 
 
 def _error_diagnostic(path: Path, key_error: bool, errs: list[dict[str, Any]], raw: dict[str, Any],
-                      positions: PositionMap, file: str, lines: list[str], model: type,
+                      positions: PositionMap, file: str, lines: list[str], model: type[BaseModel],
                       required: set[Path] | None = None) -> Diagnostic:
     err = errs[0]
     etype = err["type"]
@@ -220,7 +218,7 @@ def _error_diagnostic(path: Path, key_error: bool, errs: list[dict[str, Any]], r
 
 
 def _message(path: Path, key_error: bool, errs: list[dict[str, Any]], raw: dict[str, Any],
-             model: type, required: set[Path]) -> tuple[str, str | None, bool]:
+             model: type[BaseModel], required: set[Path]) -> tuple[str, str | None, bool]:
     """(message, hint, whether to show the value) for one location's errors."""
     err = errs[0]
     etype = err["type"]
@@ -352,7 +350,7 @@ def _step(tp: Any, item: Any, raw: Any) -> tuple[Any, Any]:
     return None, None
 
 
-def _model_at(model: type, path: Path, raw: Any) -> type | None:
+def _model_at(model: type[BaseModel], path: Path, raw: Any) -> type[BaseModel] | None:
     """The pydantic model describing the mapping at ``path``, if any."""
     tp: Any = model
     cur = raw
@@ -370,12 +368,12 @@ def _model_at(model: type, path: Path, raw: Any) -> type | None:
     return None
 
 
-def _allowed_keys(model: type, path: Path, raw: Any) -> list[str]:
+def _allowed_keys(model: type[BaseModel], path: Path, raw: Any) -> list[str]:
     found = _model_at(model, path, raw)
     return list(found.model_fields) if found is not None else []
 
 
-def _field_at(model: type, path: Path, raw: Any) -> Any:
+def _field_at(model: type[BaseModel], path: Path, raw: Any) -> Any:
     if not path:
         return None
     parent = _model_at(model, path[:-1], raw)
@@ -388,12 +386,12 @@ def _field_at(model: type, path: Path, raw: Any) -> Any:
 
 
 @functools.cache
-def _adapter(model: type, name: str) -> TypeAdapter[Any]:
+def _adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
     info = model.model_fields[name]
-    return TypeAdapter(Annotated[info.annotation, info])  # type: ignore[name-defined]
+    return TypeAdapter(Annotated[info.annotation, info])  # type: ignore[arg-type, name-defined]
 
 
-def partial_view(model: type, raw: dict[str, Any], broken: set[str]) -> _rules.PlanView:
+def partial_view(model: type[BaseModel], raw: dict[str, Any], broken: set[str]) -> _rules.PlanView:
     """A :class:`~evalspec.plan.rules.PlanView` of the sections of ``raw`` that validate alone.
 
     ``broken`` names the top-level sections pydantic already reported; they are left
@@ -442,7 +440,7 @@ def _item_adapter(tp: Any) -> TypeAdapter[Any]:
 
 
 
-def section_issues(model: type, raw: dict[str, Any], errors: list[dict[str, Any]]) -> list[_rules.Issue]:
+def section_issues(model: type[BaseModel], raw: dict[str, Any], errors: Sequence[Any]) -> list[_rules.Issue]:
     """Rules within sections that pydantic skipped because another field of the section failed.
 
     For every mapping that encloses a field error, each of its model's
@@ -474,9 +472,7 @@ def section_issues(model: type, raw: dict[str, Any], errors: list[dict[str, Any]
 
 def _value_at(raw: Any, path: Path) -> Any:
     for item in path:
-        if isinstance(raw, dict) and item in raw:
-            raw = raw[item]
-        elif isinstance(raw, list) and isinstance(item, int) and 0 <= item < len(raw):
+        if isinstance(raw, dict) and item in raw or isinstance(raw, list) and isinstance(item, int) and 0 <= item < len(raw):
             raw = raw[item]
         else:
             return None

@@ -25,7 +25,12 @@ from pydantic import ValidationError
 
 from evalspec.errors import Diagnostic, PlanInvalid
 from evalspec.plan import rules as _rules
-from evalspec.plan.diagnose import diagnose, issue_diagnostic, partial_view, section_issues
+from evalspec.plan.diagnose import (
+    diagnose,
+    issue_diagnostic,
+    partial_view,
+    section_issues,
+)
 from evalspec.plan.model import Plan
 from evalspec.plan.positions import Path, PositionMap, excerpt, format_path
 from evalspec.plan.source import SourceDocument, parse_source, read_source

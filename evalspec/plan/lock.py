@@ -19,6 +19,7 @@ Locking an unchanged plan again is a no-op. Locking a *changed* plan is refused
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -201,14 +202,14 @@ def _timestamp(now: _dt.datetime | None) -> str:
         epoch = os.environ.get("SOURCE_DATE_EPOCH")
         if epoch:
             try:
-                now = _dt.datetime.fromtimestamp(int(epoch), tz=_dt.timezone.utc)
+                now = _dt.datetime.fromtimestamp(int(epoch), tz=_dt.UTC)
             except (ValueError, OverflowError, OSError):
                 raise InputError(f"SOURCE_DATE_EPOCH must be whole seconds since 1970 (got {epoch!r})", []) from None
         else:
-            now = _dt.datetime.now(tz=_dt.timezone.utc)
+            now = _dt.datetime.now(tz=_dt.UTC)
     if now.tzinfo is None:
-        now = now.replace(tzinfo=_dt.timezone.utc)
-    return now.astimezone(_dt.timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = now.replace(tzinfo=_dt.UTC)
+    return now.astimezone(_dt.UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def git_state(plan_path: Path) -> dict[str, Any] | None:
@@ -256,8 +257,6 @@ def atomic_write_text(path: Path, text: str) -> None:
         os.chmod(tmp, 0o666 & ~mask)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise

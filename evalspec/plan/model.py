@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Iterable, Iterator
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from evalspec.analyses.params import PARAMS, AnalysisParams
+from evalspec.analyses.params import PARAMS
 from evalspec.plan import rules as _rules
 
 Identifier = Annotated[
@@ -327,6 +327,7 @@ class Plan(_Strict):
     def primary_comparison(self) -> tuple[str, str] | None:
         """(candidate, baseline) of the primary paired_difference, if any."""
         for a in self.analyses:
+            a = cast(Any, a)
             if a.kind == "paired_difference" and a.primary:
                 if a.compare is not None:
                     return tuple(a.compare)  # type: ignore[return-value]

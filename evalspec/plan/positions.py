@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 __all__ = ["Path", "Pos", "PositionMap", "format_path", "parse_path", "excerpt"]
 
-PathItem = Union[str, int, Any]
+PathItem = Any  # a mapping key (str) or a list index (int)
 Path = tuple[PathItem, ...]
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from evalspec.analyses.params import PARAMS
 from evalspec.cli import cli
-from evalspec.plan.reference import field_rows, markdown_reference
 from evalspec.plan.model import Plan
+from evalspec.plan.reference import field_rows, markdown_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 

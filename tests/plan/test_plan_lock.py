@@ -23,7 +23,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalspec.cli import cli
-from evalspec.plan import canonical_data, canonical_hash, diff_keys, load_plan, lock_path, read_lock
+from evalspec.plan import (
+    canonical_data,
+    canonical_hash,
+    diff_keys,
+    load_plan,
+    lock_path,
+    read_lock,
+)
 from evalspec.plan.model import Plan
 
 ROOT = Path(__file__).resolve().parents[2]
