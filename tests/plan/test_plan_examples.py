@@ -13,7 +13,8 @@ from evalspec.cli import cli
 from evalspec.plan import canonical_hash, load_plan
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+#: Every YAML file at the top of an example folder is a plan (outputs under out/ are not).
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*/*") if p.suffix in (".yaml", ".yml") and p.is_file())
 SCHEMA_LINE = "# yaml-language-server: $schema=../../schemas/plan.schema.json"
 
 
