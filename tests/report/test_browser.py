@@ -64,3 +64,12 @@ def test_dom_keeps_hostile_text_as_text(rendered: dict, tmp_path: Path) -> None:
     assert "<script" not in dom.lower().replace("&lt;script", "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
     assert HOSTILE[1] in dom
+
+
+def test_error_detector_catches_a_script_the_csp_blocks(rendered: dict, tmp_path: Path) -> None:
+    """Negative control: the same report with a script injected by hand logs a CSP violation."""
+    evil = tmp_path / "evil.html"
+    html = rendered["superiority"]["html"].read_text(encoding="utf-8")
+    evil.write_text(html.replace("</main>", "<script>undefinedFunction();</script></main>"), encoding="utf-8")
+    proc = _chromium(tmp_path, "--dump-dom", evil.as_uri())
+    assert any("Content Security Policy" in line for line in _page_errors(proc.stderr)), proc.stderr[-2000:]
