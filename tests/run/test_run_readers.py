@@ -123,3 +123,25 @@ def test_best_of_k_plan_end_to_end(ws: Workspace) -> None:
     prop = claim["analyses"][0]["result"]["candidates"]
     assert (prop["A"]["successes"], prop["B"]["successes"]) == (3, 3)
     assert claim["coverage"]["attempt_rule"]["k"] == 2
+
+
+def test_csv_fast_and_exact_paths_agree(tmp_path: Path) -> None:
+    text = (FIXTURES / "ok" / "base.csv").read_text(encoding="utf-8")
+    (tmp_path / "a.csv").write_text(text, encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    (tmp_path / "b.csv").write_text("".join(lines[:3]) + "\n" + "".join(lines[3:]), encoding="utf-8")  # blank line
+    fast = read_file(tmp_path / "a.csv", "csv")
+    exact = read_file(tmp_path / "b.csv", "csv")
+    assert fast.rows == exact.rows == 16
+    assert list(fast.lines[:3]) == [2, 3, 4] and list(exact.lines[:3]) == [2, 3, 5]
+    for key in fast.columns:
+        assert list(fast.columns[key]) == list(exact.columns[key])
+
+
+@pytest.mark.parametrize("quoted", [False, True])
+def test_csv_identifiers_keep_leading_zeros(tmp_path: Path, quoted: bool) -> None:
+    q = '"' if quoted else ""
+    (tmp_path / "r.csv").write_text(f"case,x\n{q}007{q},1\n7,2.5\n,3\n", encoding="utf-8")
+    cols = read_file(tmp_path / "r.csv", "csv").columns
+    assert list(cols["case"]) == ["007", 7, None]
+    assert list(cols["x"]) == [1, 2.5, 3]
