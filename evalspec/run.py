@@ -206,6 +206,23 @@ def _coverage(plan: Any, checked: Any, outcomes: Any, case_cluster: np.ndarray |
     return coverage, units, unit_name
 
 
+def _stopping_deviations(plan: Any, coverage: dict[str, Any]) -> list[dict[str, str]]:
+    """Departures from the stopping rule: more units than planned, data after the decision date."""
+    out = []
+    units = coverage["independent_units"]
+    stop = plan.stopping
+    if stop.max_units is not None and units["count"] > stop.max_units:
+        out.append({"code": "over_max_units",
+                    "message": f"{units['count']} independent {units['unit']} were analysed, more than the "
+                    f"stopping rule's max_units of {stop.max_units}."})
+    dates = coverage.get("run_dates")
+    if stop.decision_date is not None and dates is not None and dates["last"][:10] > stop.decision_date.isoformat():
+        out.append({"code": "data_after_decision_date",
+                    "message": f"Results were collected until {dates['last']}, after the planned decision date "
+                    f"{stop.decision_date.isoformat()}."})
+    return out
+
+
 def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict[str, Any]:
     """Run the plan at ``plan_path`` and return the claim record (nothing is written)."""
     from evalspec.analyses.context import AnalysisContext, AnalysisRefused, Repeats
@@ -285,6 +302,7 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
                               "message": "The plan differs from the version recorded in its lock: it was changed "
                               "after locking" + (f" ({', '.join(changed[:10])})" if changed else "")
                               + ". The analysis follows the current plan."})
+    deviations += _stopping_deviations(plan, coverage)
     plan_dir = handle.path.parent
     data_files = [{"path": _rel(Path(f.path), plan_dir), "sha256": f.sha256, "rows": f.rows, "format": f.format}
                   for f in tidy.files]

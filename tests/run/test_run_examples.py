@@ -222,3 +222,16 @@ def test_lock_is_reported(ws: Workspace) -> None:
     assert claim["plan"]["lock"]["matches"] is False
     assert claim["deviations"][0]["code"] == "lock_mismatch"
     assert "decision.minimum_units" in claim["deviations"][0]["message"]
+
+
+def test_stopping_rule_departures_are_deviations(ws: Workspace) -> None:
+    plan = plan_text() + "stopping: {max_units: 1, decision_date: 2026-09-30}\n"
+    claim = None
+    ws.setup(FIXTURES / "ok" / "base.jsonl", plan)
+    res = ws.cli("run", "plan.yaml", env=EPOCH)
+    assert res.exit_code == 0, res.output
+    claim = json.loads((ws.path / "out" / "claim.json").read_text(encoding="utf-8"))
+    dev = {d["code"]: d["message"] for d in claim["deviations"]}
+    assert dev["over_max_units"] == ("2 independent clusters (doc) were analysed, more than the stopping rule's "
+                                     "max_units of 1.")
+    assert dev["data_after_decision_date"].startswith("Results were collected until 2026-10-01T10:16:00Z")
