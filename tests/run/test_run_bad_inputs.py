@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, Workspace, plan_text
+from run_helpers import FIXTURES, Workspace, plan_text
 
 BAD = FIXTURES / "bad"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, FIXTURES, Workspace, plan_text
+from run_helpers import EXAMPLES, FIXTURES, Workspace, plan_text
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1796126400", "EVALSPEC_NO_REPORT": "1"}  # 2026-12-01T12:00:00Z; claims only
 SCHEMA = json.loads((EXAMPLES.parent / "schemas" / "claim.schema.json").read_text(encoding="utf-8"))

@@ -11,7 +11,7 @@ import pytest
 
 from evalspec.errors import InputError
 from evalspec.results.readers import read_file
-from conftest import FIXTURES, Workspace, plan_text
+from run_helpers import FIXTURES, Workspace, plan_text
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1796126400"}
 
