@@ -143,7 +143,9 @@ def _cluster_codes(clusters: Any, n: int, name: str = "clusters") -> tuple[np.nd
         raise InvalidArgument(name, clusters, f"must have one label per row: got {arr.shape[0]} labels for {n} rows")
     if arr.dtype.kind == "f" and np.isnan(arr).any():
         raise InvalidArgument(name, clusters, "must not contain NaN labels")
-    if arr.dtype.kind in "iub" and n > 0:
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.intp)
+    if arr.dtype.kind in "iu" and n > 0:
         # integer labels over a modest range: O(n) factorisation, same sorted order as np.unique
         lo, hi = int(arr.min()), int(arr.max())
         if hi - lo <= 4 * n + 1024:

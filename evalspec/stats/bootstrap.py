@@ -17,6 +17,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from evalspec.stats._results import BootstrapResult
@@ -40,7 +41,7 @@ _LOW_MASK = (1 << 32) - 1
 
 
 def cluster_totals(
-    x: object, y: object, clusters: object
+    x: ArrayLike, y: ArrayLike, clusters: ArrayLike | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-cluster totals ``(sum x, sum y, rows)`` in canonical (sorted-label) order.
 
@@ -127,9 +128,9 @@ def _jackknife_acceleration(d: np.ndarray, m: np.ndarray) -> float:
 
 
 def paired_cluster_bootstrap(
-    x: object,
-    y: object,
-    clusters: object,
+    x: ArrayLike,
+    y: ArrayLike,
+    clusters: ArrayLike | None,
     resamples: int = 10_000,
     confidence_level: float = 0.95,
     interval: str = "bca",

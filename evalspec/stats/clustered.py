@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from evalspec.stats._results import ClusteredMeanResult
@@ -32,7 +33,7 @@ def _clustered_se(values: np.ndarray, codes: np.ndarray, n_clusters: int, correc
     return se
 
 
-def _prepare(values: object, clusters: object, correction: str) -> tuple[np.ndarray, np.ndarray, int, str]:
+def _prepare(values: ArrayLike, clusters: ArrayLike, correction: str) -> tuple[np.ndarray, np.ndarray, int, str]:
     arr = _finite_array("values", values)
     correction = _choice("correction", correction, CORRECTIONS)
     codes, n_clusters = _cluster_codes(clusters, arr.size)
@@ -43,7 +44,7 @@ def _prepare(values: object, clusters: object, correction: str) -> tuple[np.ndar
     return arr, codes, n_clusters, correction
 
 
-def clustered_standard_error(values: object, clusters: object, correction: str = "CR1") -> float:
+def clustered_standard_error(values: ArrayLike, clusters: ArrayLike, correction: str = "CR1") -> float:
     """Cluster-robust standard error of the mean of ``values``.
 
     Parameters
@@ -73,7 +74,7 @@ def clustered_standard_error(values: object, clusters: object, correction: str =
 
 
 def clustered_mean_interval(
-    values: object, clusters: object, confidence_level: float = 0.95, correction: str = "CR1"
+    values: ArrayLike, clusters: ArrayLike, confidence_level: float = 0.95, correction: str = "CR1"
 ) -> ClusteredMeanResult:
     """Mean with a cluster-robust t interval on ``G - 1`` degrees of freedom.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from evalspec.stats._results import KSResult
 from evalspec.stats._validation import _finite_array
@@ -10,7 +11,7 @@ from evalspec.stats._validation import _finite_array
 __all__ = ["ks_distance"]
 
 
-def ks_distance(x: object, y: object) -> KSResult:
+def ks_distance(x: ArrayLike, y: ArrayLike) -> KSResult:
     """Two-sample Kolmogorov-Smirnov distance ``D = sup_t |F_x(t) - F_y(t)|``.
 
     Parameters

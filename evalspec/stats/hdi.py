@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
 from evalspec.stats._results import HDIResult
@@ -125,7 +126,7 @@ def beta_hdi(a: float, b: float, prob: float = 0.95) -> HDIResult:
     return HDIResult(estimate=a / (a + b), low=low, high=high, method="beta_hdi", confidence_level=prob, n=0)
 
 
-def hdi(samples: object, prob: float = 0.95) -> HDIResult:
+def hdi(samples: ArrayLike, prob: float = 0.95) -> HDIResult:
     """Highest-density interval from draws (for example MCMC output).
 
     Parameters

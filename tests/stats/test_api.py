@@ -353,3 +353,9 @@ def test_confidence_interval_recomputes_at_another_level() -> None:
     assert r.confidence_interval(0.9) == proportion_interval(82, 100, "clopper_pearson", 0.9).interval
     p = paired_difference_interval(59, 6, 16, 80, "tango")
     assert p.confidence_interval(0.9) == pytest.approx((-0.113126053052, -0.0150583638158), abs=1e-6)
+
+
+def test_boolean_cluster_labels() -> None:
+    assert clustered_standard_error([1.0, 0.0, 1.0, 1.0], np.array([True, False, True, False])) > 0
+    with pytest.raises(InvalidArgument, match="at least 2"):
+        clustered_standard_error([1.0, 0.0], np.array([True, True]))
