@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
 from evalspec.stats._results import ProportionResult
 from evalspec.stats._validation import InvalidArgument, _choice, _count, _level
@@ -174,13 +174,14 @@ def _agresti_coull_unclipped(x: int, n: int, tail: float) -> tuple[float, float]
 
 
 def _mid_p(x: int, n: int, tail: float) -> tuple[float, float]:
-    binom = stats.binom
+    """Exact mid-p limits by root finding on binomial tails (``bdtr``/``bdtrc`` ufuncs)."""
 
-    def upper_tail(p: float) -> float:  # P(X > x) + P(X = x)/2, increasing in p
-        return float(binom.sf(x, n, p) + 0.5 * binom.pmf(x, n, p)) - tail
+    def upper_tail(p: float) -> float:  # P(X > x) + P(X = x)/2 = (P(X > x) + P(X >= x))/2, increasing
+        return 0.5 * (float(special.bdtrc(x, n, p)) + float(special.bdtrc(x - 1, n, p))) - tail
 
-    def lower_tail(p: float) -> float:  # P(X < x) + P(X = x)/2, decreasing in p
-        return float(binom.cdf(x - 1, n, p) + 0.5 * binom.pmf(x, n, p)) - tail
+    def lower_tail(p: float) -> float:  # P(X < x) + P(X = x)/2 = (P(X <= x-1) + P(X <= x))/2, decreasing
+        below = float(special.bdtr(x - 1, n, p)) if x > 0 else 0.0
+        return 0.5 * (below + float(special.bdtr(x, n, p))) - tail
 
     low = 0.0 if x == 0 else optimize.brentq(upper_tail, 0.0, 1.0, xtol=1e-15, rtol=1e-14)
     high = 1.0 if x == n else optimize.brentq(lower_tail, 0.0, 1.0, xtol=1e-15, rtol=1e-14)
