@@ -20,13 +20,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from evalspec.errors import EvalspecError
 from evalspec.report import fmt
-from evalspec.report.view import SLOT_TITLES, ReportView, build_view
+from evalspec.report.view import SLOT_TITLES, ReportView, build_view, generic_layout
 
-__all__ = ["FORMATS", "atomic_write", "render", "render_html", "render_pdf_bytes"]
+__all__ = ["FORMATS", "PdfUnavailable", "atomic_write", "render", "render_html", "render_pdf_bytes"]
 
 FORMATS = ("html", "pdf")
 _TEMPLATE = "report.html.j2"
+
+
+class PdfUnavailable(EvalspecError):
+    """WeasyPrint or its system libraries (Pango, HarfBuzz) cannot be loaded (exit code 2)."""
 
 
 def atomic_write(path: Path, data: bytes) -> Path:
@@ -132,16 +137,24 @@ def render_html(claim: dict[str, Any], medium: str = "screen", *, with_plots: bo
     """The report as one self-contained HTML document (``medium`` 'screen' or 'print')."""
     view = build_view(claim, medium)
     template = _env().get_template(_TEMPLATE)
-    return template.render(c=claim, v=view, plots=_plots(view) if with_plots else {}, slot_titles=SLOT_TITLES)
+    return template.render(c=claim, v=view, plots=_plots(view) if with_plots else {}, slot_titles=SLOT_TITLES,
+                           generic_layout=generic_layout)
 
 
 def render_pdf_bytes(html: str) -> bytes:
     """Typeset ``html`` (the print medium of :func:`render_html`) with WeasyPrint."""
     import logging
 
-    import weasyprint
-
     from evalspec._resources import templates_dir
+
+    try:
+        import weasyprint
+    except (ImportError, OSError) as exc:
+        raise PdfUnavailable(
+            f"cannot write the PDF: WeasyPrint is not usable here ({type(exc).__name__}: {exc}). "
+            "Install evalspec's dependencies and the Pango libraries (Debian: libpango-1.0-0 libpangoft2-1.0-0), "
+            "or ask for HTML only with --format html."
+        ) from None
 
     logging.getLogger("fontTools").setLevel(logging.WARNING)
     return weasyprint.HTML(string=html, base_url=str(templates_dir())).write_pdf()

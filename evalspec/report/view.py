@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["VERDICTS", "KNOWN_KINDS", "ReportView", "build_view"]
+__all__ = ["VERDICTS", "KNOWN_KINDS", "ReportView", "build_view", "generic_layout"]
 
 #: verdict code -> (short label, tone). Tone drives the verdict band's style; the label
 #: carries the meaning in words so the page reads the same in greyscale.
@@ -190,3 +190,28 @@ def _sampling_rows(claim: dict[str, Any], primary: dict[str, Any] | None) -> lis
     if method:
         rows.append(("Interval", f"{method}, {fmt.level(level)}"))
     return rows
+
+
+def generic_layout(result: Any) -> dict[str, Any]:
+    """Arrange an analysis result the report has no dedicated section for.
+
+    A ``candidates`` mapping whose entries are flat mappings becomes one table (a row per
+    candidate, a column per key, in first-seen order); everything else is shown as nested
+    key/value tables. Used for the Bayesian profile and background temperature slots until
+    their issues give them dedicated sections, and for any analysis kind added later.
+    """
+    result = _mapping(result)
+    cands = result.get("candidates")
+    wide = None
+    if isinstance(cands, dict) and cands and all(isinstance(v, dict) for v in cands.values()):
+        columns: list[str] = []
+        for entry in cands.values():
+            for key, value in entry.items():
+                if key not in columns and not isinstance(value, (dict, list)):
+                    columns.append(key)
+        wide = {"columns": columns, "rows": [(name, [entry.get(c) for c in columns]) for name, entry in cands.items()]}
+        nested = {f"{name}: {k}": v for name, entry in cands.items() for k, v in entry.items() if isinstance(v, (dict, list))}
+        rest = {k: v for k, v in result.items() if k != "candidates"} | nested
+    else:
+        rest = result
+    return {"wide": wide, "rest": rest}

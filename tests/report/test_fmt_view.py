@@ -107,3 +107,25 @@ def test_view_does_not_modify_the_claim() -> None:
     before = copy.deepcopy(claim)
     render_html(claim)
     assert claim == before
+
+
+def test_unknown_analysis_kind_gets_a_generic_section() -> None:
+    claim = load_fixture("superiority")
+    claim["analyses"].append({"index": 9, "kind": "novel_kind", "label": "Novel analysis", "params": {},
+                              "result": {"candidates": {"A": {"score": 0.5, "draws": [1, 2]}, "B": {"score": 0.25}},
+                                         "method": "new method"}})
+    html = render_html(claim, with_plots=False)
+    section = html.split('id="analysis-9"')[1].split("</section>")[0]
+    assert "<h2>Novel analysis</h2>" in section
+    assert '<th class="num">score</th>' in section and "0.25" in section
+    assert "A: draws" in section and "1, 2" in section and "new method" in section
+
+
+def test_pdf_without_weasyprint_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from evalspec.report.render import PdfUnavailable, render_pdf_bytes
+
+    monkeypatch.setitem(sys.modules, "weasyprint", None)  # import now raises ImportError
+    with pytest.raises(PdfUnavailable, match="--format html"):
+        render_pdf_bytes("<html></html>")
