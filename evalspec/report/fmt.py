@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "MINUS",
     "DASH",
+    "case_grid",
     "count",
     "date_time",
     "interval",
@@ -144,6 +145,31 @@ def _case_row(x: Any) -> dict[str, Any]:
     return {"case": x, "cluster": None}
 
 
+def case_grid(rows: Any, width: int = 118) -> str:
+    """Cases as fixed-width text columns (``case · cluster``), for the printed case lists.
+
+    A preformatted block is what WeasyPrint lays out fastest: 1,000 cases as table cells take
+    about 4 s, as lines of text about 0.5 s (see benchmarks/bench_report.py). Columns are as
+    wide as the longest entry; an entry longer than a line wraps on its own line.
+    """
+    cells = []
+    for row in rows or []:
+        row = _case_row(row)
+        text = str(row["case"])
+        if row["cluster"] is not None:
+            text += f" \u00b7 {row['cluster']}"
+        cells.append(text)
+    if not cells:
+        return ""
+    col = max(len(c) for c in cells) + 3
+    per_line = max(1, width // col)
+    lines = []
+    for i in range(0, len(cells), per_line):
+        chunk = cells[i : i + per_line]
+        lines.append("".join(c.ljust(col) for c in chunk[:-1]) + chunk[-1])
+    return "\n".join(lines)
+
+
 #: name -> filter, registered on the jinja2 environment.
 FILTERS = {
     "pct": pct,
@@ -156,4 +182,5 @@ FILTERS = {
     "date_time": date_time,
     "value": _value,
     "case_row": _case_row,
+    "case_grid": case_grid,
 }

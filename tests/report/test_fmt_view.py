@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 from hypothesis import given
@@ -129,3 +130,17 @@ def test_pdf_without_weasyprint_is_a_clear_error(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "weasyprint", None)  # import now raises ImportError
     with pytest.raises(PdfUnavailable, match="--format html"):
         render_pdf_bytes("<html></html>")
+
+
+def test_case_grid_aligns_columns_and_keeps_every_case() -> None:
+    rows = [{"case": f"c{i:02d}", "cluster": "k" * (i % 3)} for i in range(10)] + ["bare-id"]
+    text = fmt.case_grid(rows, width=40)
+    lines = text.split("\n")
+    assert all(len(line) <= 40 for line in lines)
+    assert len(lines) == 4  # widest cell "c02 · kk" + 3 spaces = 11 wide -> 3 per line; 11 cells
+    found = [cell.split(" \u00b7")[0].strip() for line in lines for cell in re.split(r"\s{3,}", line) if cell.strip()]
+    assert found == [f"c{i:02d}" for i in range(10)] + ["bare-id"]
+    # columns start at the same offsets on every line
+    assert {line.index("c", 1) for line in lines[:3]} == {11}
+    assert fmt.case_grid([]) == ""
+    assert fmt.case_grid([{"case": "x" * 200, "cluster": None}], width=40) == "x" * 200
