@@ -150,7 +150,7 @@ def decision_line_svg(primary: dict[str, Any], thresholds: dict[str, Any], goal:
         ax.set_yticks([])
         for side in ("left", "right", "top"):
             ax.spines[side].set_visible(False)
-        ticks = [t for t in _nice_ticks(x0, x1)]
+        ticks = _nice_ticks(x0, x1)
         ax.set_xticks(ticks)
         ax.set_xticklabels([_signed_pts(t) for t in ticks])
         who = f"{primary.get('candidate', 'candidate')} \u2212 {primary.get('baseline', 'baseline')}"

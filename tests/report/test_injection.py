@@ -74,3 +74,10 @@ def test_hostile_strings_survive_into_the_pdf_text(rendered: dict) -> None:
     assert SCRIPT in text
     assert TEMPLATE in text
     assert "alert(1)" in " ".join(text.split())
+
+
+def test_print_medium_escapes_the_case_grid_too() -> None:
+    paper = render_html(load_fixture("hostile"), "print", with_plots=False)
+    assert "<script" not in paper.lower()
+    grids = re.findall(r'<pre class="case-grid[^"]*">(.*?)</pre>', paper, re.S)
+    assert grids and any(ESCAPED_SCRIPT in g for g in grids) and any(TEMPLATE in g for g in grids)
