@@ -20,13 +20,14 @@ is shared, so the best of several runs is the fairest estimate of the cost.
 
 Measured on the 2-core development machine (numpy 2.4, scipy 1.17), B = 10,000:
 
-* ours, 1M rows / 10k clusters: 0.89 s on the quiet machine (before three other test suites
-  started); 1.43-1.66 s best-of-5 at load average 4.5-5.5, when drawing the 10^8 indices alone
-  (``draw_floor``) took 0.79 s -- the RNG is the floor, about 55 % of the total. Peak traced
-  memory 39 MB (2 threads), 20 MB (1 thread); threads help only when a core is free.
+* ours, 1M rows / 10k clusters, BCa: 0.93 s best-of-5 (median 0.97) at load average ~1.8,
+  0.77 s percentile; 0.89 s on the quiet machine before the other suites started; 1.43-1.66 s
+  at load average 4.5-5.5. Drawing the 10^8 indices alone (``draw_floor``) takes 0.52 s (0.79 s
+  under load): numpy's RNG is the floor, about 55 % of the total. Peak traced memory 39 MB with
+  2 threads, 20 MB with 1; threads help only when a core is free.
 * scipy.stats.bootstrap, 20k single rows, BCa: 44-53 s and 14.1 GB traced (the issue measured
   11.5 s / 3.15 GB elsewhere). Ours on the same 20k rows: 2.4 s, 39 MB -> 18x faster, 360x less
-  memory; ours resampling the 200 clusters (the right job): 0.03 s, and an interval 2.0x wider
+  memory; ours resampling the 200 clusters (the right job): 0.01-0.03 s, and an interval 2.0x wider
   than the row-level one.
 
 Usage: ``python benchmarks/bench_bootstrap.py [--quick] [--skip-scipy]``. The scipy case
