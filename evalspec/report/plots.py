@@ -73,12 +73,18 @@ def _to_svg(fig: Any, key: str, label: str) -> str:
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    # matplotlib's <style>*{stroke-linejoin: round; stroke-linecap: butt}</style> would be a
+    # document-wide stylesheet once the SVG is inline in HTML (every element matched five times
+    # over); the same defaults go on the <svg> element as inherited presentation attributes.
+    text = re.sub(r"<defs>\s*<style[^>]*>.*?</style>\s*</defs>\s*", "", text, flags=re.S)
+    text = re.sub(r"<style[^>]*>.*?</style>\s*", "", text, flags=re.S)
     text = re.sub(r'\bid="([^"]+)"', rf'id="{key}-\1"', text)
     text = re.sub(r"url\(#([^)]+)\)", rf"url(#{key}-\1)", text)
     text = re.sub(r'xlink:href="#([^"]+)"', rf'xlink:href="#{key}-\1"', text)
     # Let CSS size the plot (the viewBox keeps the proportions); keep it an accessible image.
     text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"',
-                  lambda m: f'<svg{m.group(1)} class="plot" role="img" aria-label="{_attr(label)}"', text, count=1)
+                  lambda m: f'<svg{m.group(1)} class="plot" role="img" aria-label="{_attr(label)}" '
+                  'stroke-linejoin="round" stroke-linecap="butt"', text, count=1)
     return text.strip()
 
 
