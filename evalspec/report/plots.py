@@ -115,7 +115,7 @@ def decision_line_svg(primary: dict[str, Any], thresholds: dict[str, Any], goal:
         margin = 100 * float(margin) if margin is not None else None
         marks = [0.0, lo, hi, est, m_imp] + ([margin, -margin] if margin else [])
         span = max(marks) - min(marks)
-        pad = max(1.5, 0.18 * span)
+        pad = max(2.0, 0.2 * span)
         x0, x1 = min(marks) - pad, max(marks) + pad
         fig = _figure(7.0, 1.5)
         ax = fig.add_axes((0.02, 0.3, 0.96, 0.66))
@@ -123,7 +123,7 @@ def decision_line_svg(primary: dict[str, Any], thresholds: dict[str, Any], goal:
         ax.set_ylim(0, 1)
         zones: list[tuple[float, float, str, str | None, str]] = []
         if goal == "non_inferiority" and margin:
-            zones = [(x0, -margin, LOSS, "////", "loss beyond margin"), (-margin, x1, GAIN, None, "non-inferior")]
+            zones = [(x0, -margin, LOSS, "////", "beyond margin"), (-margin, x1, GAIN, None, "non-inferior")]
         elif goal == "equivalence" and margin:
             zones = [(x0, -margin, LOSS, "////", "worse"), (-margin, margin, GAIN, None, "equivalent"),
                      (margin, x1, LOSS, "\\\\\\\\", "better")]
@@ -136,7 +136,8 @@ def decision_line_svg(primary: dict[str, Any], thresholds: dict[str, Any], goal:
             if b <= a:
                 continue
             ax.axvspan(a, b, color=colour, hatch=hatch, linewidth=0, zorder=0)
-            ax.text((a + b) / 2, 0.9, name, ha="center", va="top", fontsize=8, color=MUTED, style="italic")
+            ax.text((a + b) / 2, 0.9, name, ha="center", va="top", fontsize=8, color=MUTED, style="italic",
+                    zorder=6, bbox={"facecolor": colour, "edgecolor": "none", "pad": 1.5})
         ax.axvline(0.0, color=INK, linewidth=1.1, zorder=2)
         if m_imp > 0 and goal == "superiority":
             ax.axvline(m_imp, color=INK, linewidth=0.9, linestyle=(0, (4, 2)), zorder=2)
