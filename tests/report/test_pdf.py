@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -91,3 +92,15 @@ def test_pages_render_to_non_blank_images(rendered: dict, tmp_path: Path) -> Non
             assert hi - lo > 100, "page looks blank"
             dark = sum(grey.histogram()[:200])
             assert dark > 0.01 * w * h, "too little ink on the page"
+
+
+def test_pdf_is_reproducible_and_dated_by_the_claim(rendered: dict, tmp_path: Path) -> None:
+    """Same claim, same PDF bytes: the PDF's dates are the claim's creation time, not the render time."""
+    from evalspec.report import render
+
+    (again,) = render(load_fixture("superiority"), tmp_path, ("pdf",))
+    assert again.read_bytes() == rendered["superiority"]["pdf"].read_bytes()
+    info = subprocess.run([require_tool("pdfinfo"), str(again)], capture_output=True, text=True, check=True,
+                          timeout=60).stdout
+    assert re.search(r"CreationDate:\s+Sun Nov 29 12:00:00 2026", info), info
+    assert "Title:" in info and "decision report" in info
