@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -100,7 +101,7 @@ def test_pdf_is_reproducible_and_dated_by_the_claim(rendered: dict, tmp_path: Pa
 
     (again,) = render(load_fixture("superiority"), tmp_path, ("pdf",))
     assert again.read_bytes() == rendered["superiority"]["pdf"].read_bytes()
-    info = subprocess.run([require_tool("pdfinfo"), str(again)], capture_output=True, text=True, check=True,
-                          timeout=60).stdout
-    assert re.search(r"CreationDate:\s+Sun Nov 29 12:00:00 2026", info), info
+    info = subprocess.run([require_tool("pdfinfo"), "-isodates", str(again)], capture_output=True, text=True,
+                          check=True, timeout=60, env={**os.environ, "TZ": "UTC"}).stdout
+    assert re.search(r"CreationDate:\s+2026-11-29T12:00:00", info), info
     assert "Title:" in info and "decision report" in info
