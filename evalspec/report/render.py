@@ -22,7 +22,7 @@ from typing import Any
 
 from evalspec.errors import EvalspecError
 from evalspec.report import fmt
-from evalspec.report.view import SLOT_TITLES, ReportView, build_view, generic_layout
+from evalspec.report.view import ReportView, build_view, generic_layout, title_of
 
 __all__ = ["FORMATS", "PdfUnavailable", "atomic_write", "render", "render_html", "render_pdf_bytes"]
 
@@ -137,8 +137,8 @@ def render_html(claim: dict[str, Any], medium: str = "screen", *, with_plots: bo
     """The report as one self-contained HTML document (``medium`` 'screen' or 'print')."""
     view = build_view(claim, medium)
     template = _env().get_template(_TEMPLATE)
-    return template.render(c=claim, v=view, plots=_plots(view) if with_plots else {}, slot_titles=SLOT_TITLES,
-                           generic_layout=generic_layout)
+    return template.render(c=claim, v=view, plots=_plots(view) if with_plots else {},
+                           generic_layout=generic_layout, title_of=title_of)
 
 
 def render_pdf_bytes(html: str) -> bytes:

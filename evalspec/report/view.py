@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["VERDICTS", "KNOWN_KINDS", "ReportView", "build_view", "generic_layout"]
+__all__ = ["VERDICTS", "KNOWN_KINDS", "SECTION_TITLES", "ReportView", "build_view", "generic_layout", "title_of"]
 
 #: verdict code -> (short label, tone). Tone drives the verdict band's style; the label
 #: carries the meaning in words so the page reads the same in greyscale.
@@ -41,6 +41,17 @@ KNOWN_KINDS = ("proportion", "paired_difference", "critical_failures", "run_vari
                "clustered_mean", "bayesian_profile", "background_temperature")
 
 SLOT_TITLES = {"bayesian_profile": "Bayesian profile", "background_temperature": "Background temperature"}
+
+#: section title of each analysis kind with a dedicated section, in the report's order.
+SECTION_TITLES = {
+    "proportion": "Each candidate's pass rate",
+    "paired_difference": "Paired comparison",
+    "critical_failures": "Critical failures",
+    "slices": "Slices",
+    "run_variation": "Run-to-run variation",
+    "clustered_mean": "Mean score with clustered standard errors",
+    **SLOT_TITLES,
+}
 
 
 @dataclass
@@ -74,6 +85,7 @@ class ReportView:
     stated_limits: list[str] = field(default_factory=list)
     detected_limits: list[dict[str, Any]] = field(default_factory=list)
     sampling: list[tuple[str, str]] = field(default_factory=list)
+    toc: list[tuple[str, str]] = field(default_factory=list)
     body_cap: int = 0
     appendix_cap: int | None = None
 
@@ -129,7 +141,30 @@ def build_view(claim: dict[str, Any], medium: str = "screen", *, body_cap: int =
     view.stated_limits = [str(s) for s in _items(limits.get("stated"))]
     view.detected_limits = [d for d in _items(limits.get("detected")) if isinstance(d, dict)]
     view.sampling = _sampling_rows(claim, view.primary)
+    view.toc = _toc(view)
     return view
+
+
+def title_of(analysis: dict[str, Any]) -> str:
+    """The heading of an analysis section (paired comparisons name their two candidates)."""
+    kind = str(analysis.get("kind"))
+    if kind == "paired_difference":
+        res = _mapping(analysis.get("result"))
+        return f"Paired comparison: {res.get('candidate')} against {res.get('baseline')}"
+    return SECTION_TITLES.get(kind) or str(analysis.get("label") or kind)
+
+
+def _toc(view: ReportView) -> list[tuple[str, str]]:
+    """(anchor, title) of every section after page 1, in the order the template writes them."""
+    out = [("coverage", "What the number covers")]
+    for kind in SECTION_TITLES:
+        out += [(f"analysis-{a.get('index')}", title_of(a)) for a in view.by_kind.get(kind, [])]
+    out += [(f"analysis-{a.get('index')}", title_of(a)) for a in view.generic]
+    out += [("deviations", "Deviations from the plan"), ("reproducibility", "Reproducibility")]
+    if view.paired:
+        out.append(("appendix-cases", "Appendix: disagreeing cases"))
+    out.append(("appendix-plan", "Appendix: the plan as registered"))
+    return out
 
 
 def _critical_rows(analyses: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -144,3 +144,15 @@ def test_case_grid_aligns_columns_and_keeps_every_case() -> None:
     assert {line.index("c", 1) for line in lines[:3]} == {11}
     assert fmt.case_grid([]) == ""
     assert fmt.case_grid([{"case": "x" * 200, "cluster": None}], width=40) == "x" * 200
+
+
+@pytest.mark.parametrize("name", ["superiority", "single_candidate", "hostile"])
+def test_contents_link_to_every_section_in_order(name: str) -> None:
+    html = render_html(load_fixture(name), with_plots=False)
+    nav = html.split('<nav class="toc"')[1].split("</nav>")[0]
+    anchors = re.findall(r'href="#([^"]+)"', nav)
+    body = html.split("</nav>")[1]
+    positions = [body.find(f'id="{a}"') for a in anchors]
+    assert all(p >= 0 for p in positions), dict(zip(anchors, positions))
+    assert positions == sorted(positions)
+    assert "Appendix: the plan as registered" in nav
