@@ -113,6 +113,9 @@ def pvalue(p: Any) -> str:
     return f"{float(p):.2g}" if p < 0.1 else f"{float(p):.2f}"
 
 
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
 def date_time(stamp: Any, with_time: bool = True) -> str:
     """An ISO 8601 timestamp as ``'29 Nov 2026, 12:00 UTC'`` (or the text unchanged if unparsable)."""
     if not isinstance(stamp, str) or not stamp:
@@ -123,7 +126,7 @@ def date_time(stamp: Any, with_time: bool = True) -> str:
         return stamp
     if when.tzinfo is not None:
         when = when.astimezone(_dt.timezone.utc)
-    day = f"{when.day} {when:%b %Y}"
+    day = f"{when.day} {_MONTHS[when.month - 1]} {when.year}"  # not %b: that follows the locale
     if not with_time:
         return day
     return f"{day}, {when:%H:%M} UTC" if when.tzinfo is not None else f"{day}, {when:%H:%M}"
