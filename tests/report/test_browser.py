@@ -20,7 +20,8 @@ pytestmark = pytest.mark.browser
 
 WIDTH, HEIGHT = 1280, 1800
 _FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-          "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"]
+          "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--hide-scrollbars",
+          "--enable-logging=stderr", "--v=0"]
 
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
