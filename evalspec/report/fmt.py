@@ -15,8 +15,9 @@ import math
 from typing import Any
 
 __all__ = [
-    "MINUS",
     "DASH",
+    "FILTERS",
+    "MINUS",
     "case_grid",
     "count",
     "date_time",
@@ -26,7 +27,6 @@ __all__ = [
     "pct",
     "pts",
     "pvalue",
-    "FILTERS",
 ]
 
 MINUS = "\u2212"
@@ -125,7 +125,7 @@ def date_time(stamp: Any, with_time: bool = True) -> str:
     except ValueError:
         return stamp
     if when.tzinfo is not None:
-        when = when.astimezone(_dt.timezone.utc)
+        when = when.astimezone(_dt.UTC)
     day = f"{when.day} {_MONTHS[when.month - 1]} {when.year}"  # not %b: that follows the locale
     if not with_time:
         return day

@@ -72,16 +72,16 @@ def _to_svg(fig: Any, key: str, label: str) -> str:
                     transparent=True)
     text = buf.getvalue()
     text = text[text.index("<svg"):]
-    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.DOTALL)
     # matplotlib's <style>*{stroke-linejoin: round; stroke-linecap: butt}</style> would be a
     # document-wide stylesheet once the SVG is inline in HTML (every element matched five times
     # over); the same defaults go on the <svg> element as inherited presentation attributes.
-    text = re.sub(r"<defs>\s*<style[^>]*>.*?</style>\s*</defs>\s*", "", text, flags=re.S)
-    text = re.sub(r"<style[^>]*>.*?</style>\s*", "", text, flags=re.S)
+    text = re.sub(r"<defs>\s*<style[^>]*>.*?</style>\s*</defs>\s*", "", text, flags=re.DOTALL)
+    text = re.sub(r"<style[^>]*>.*?</style>\s*", "", text, flags=re.DOTALL)
     # Every plot sets its limits around all it draws, so clipping to the axes changes nothing;
     # dropping the clip paths saves WeasyPrint a clip per artist.
     text = re.sub(r' clip-path="url\(#[^)]*\)"', "", text)
-    text = re.sub(r"<clipPath\b.*?</clipPath>\s*", "", text, flags=re.S)
+    text = re.sub(r"<clipPath\b.*?</clipPath>\s*", "", text, flags=re.DOTALL)
     text = re.sub(r'\bid="([^"]+)"', rf'id="{key}-\1"', text)
     text = re.sub(r"url\(#([^)]+)\)", rf"url(#{key}-\1)", text)
     text = re.sub(r'xlink:href="#([^"]+)"', rf'xlink:href="#{key}-\1"', text)
@@ -193,7 +193,7 @@ class _rc_ctx:
         self._ctx = matplotlib.rc_context(_rc())
         self._ctx.__enter__()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._ctx.__exit__(*exc)
 
 

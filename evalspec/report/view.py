@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["VERDICTS", "KNOWN_KINDS", "SECTION_TITLES", "ReportView", "build_view", "generic_layout", "title_of"]
+__all__ = ["KNOWN_KINDS", "SECTION_TITLES", "VERDICTS", "ReportView", "build_view", "generic_layout", "title_of"]
 
 #: verdict code -> (short label, tone). Tone drives the verdict band's style; the label
 #: carries the meaning in words so the page reads the same in greyscale.

@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FIXTURES", "FIXTURE_NAMES", "HOSTILE", "dump_claim", "long_claim", "load_fixture", "superiority_claim"]
+__all__ = ["FIXTURES", "FIXTURE_NAMES", "HOSTILE", "dump_claim", "load_fixture", "long_claim", "superiority_claim"]
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FIXTURE_NAMES = ["superiority", "long_cases", "hostile", "single_candidate"]

@@ -27,8 +27,8 @@ def normalise(html: str, created: str | None) -> str:
     if created:
         for form in (date_time(created), date_time(created, with_time=False), created):
             html = html.replace(form, "RUN-TIME")
-    html = re.sub(r'(<svg\b[^>]*?aria-label="[^"]*")[^>]*>.*?</svg>', r"\1>…</svg>", html, flags=re.S)
-    html = re.sub(r"(<dt>Software</dt><dd>).*?(</dd>)", r"\1SOFTWARE\2", html, flags=re.S)
+    html = re.sub(r'(<svg\b[^>]*?aria-label="[^"]*")[^>]*>.*?</svg>', r"\1>…</svg>", html, flags=re.DOTALL)
+    html = re.sub(r"(<dt>Software</dt><dd>).*?(</dd>)", r"\1SOFTWARE\2", html, flags=re.DOTALL)
     return html
 
 

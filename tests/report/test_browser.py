@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from report_claims import HOSTILE
 from report_tools import require_tool
 

@@ -8,7 +8,6 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from report_claims import load_fixture
 
 from evalspec.report import fmt, render_html

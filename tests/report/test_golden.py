@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from report_claims import FIXTURE_NAMES, load_fixture
 from report_golden import check_golden, normalise
 

@@ -11,7 +11,6 @@ import re
 import subprocess
 
 import pytest
-
 from report_claims import HOSTILE, load_fixture
 from report_golden import normalise
 from report_tools import require_tool
@@ -35,7 +34,7 @@ def test_no_script_element_anywhere(html: str) -> None:
 
 def test_markup_is_escaped_where_it_is_printed(html: str) -> None:
     assert f"Should we ship {TEMPLATE}? {ESCAPED_SCRIPT}" in html
-    plan_source = re.search(r'<pre class="plan-source">(.*?)</pre>', html, re.S).group(1)
+    plan_source = re.search(r'<pre class="plan-source">(.*?)</pre>', html, re.DOTALL).group(1)
     assert ESCAPED_SCRIPT in plan_source
 
 
@@ -59,7 +58,7 @@ def test_hostile_strings_behave_exactly_like_plain_text(html: str, hostile: str,
 
 
 def test_plot_labels_are_escaped_svg_text(html: str) -> None:
-    svgs = re.findall(r"<svg\b.*?</svg>", html, re.S)
+    svgs = re.findall(r"<svg\b.*?</svg>", html, re.DOTALL)
     assert svgs, "expected inline SVG plots"
     joined = "\n".join(svgs)
     assert "<script" not in joined
@@ -79,5 +78,5 @@ def test_hostile_strings_survive_into_the_pdf_text(rendered: dict) -> None:
 def test_print_medium_escapes_the_case_grid_too() -> None:
     paper = render_html(load_fixture("hostile"), "print", with_plots=False)
     assert "<script" not in paper.lower()
-    grids = re.findall(r'<pre class="case-grid[^"]*">(.*?)</pre>', paper, re.S)
+    grids = re.findall(r'<pre class="case-grid[^"]*">(.*?)</pre>', paper, re.DOTALL)
     assert grids and any(ESCAPED_SCRIPT in g for g in grids) and any(TEMPLATE in g for g in grids)

@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from report_claims import load_fixture, long_claim
 from report_tools import require_tool
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from report_claims import FIXTURES
 
 from evalspec.cli import cli
