@@ -91,7 +91,7 @@ def _plots(view: ReportView) -> dict[str, Any]:
     if primary and all(isinstance(primary.get(k), (int, float)) for k in ("estimate", "low", "high")):
         out["decision_line"] = Markup(plots.decision_line_svg(primary, decision.get("thresholds") or {},
                                                               str(decision.get("goal") or "superiority")))
-    for a in view.by_kind.get("proportion", []):
+    for j, a in enumerate(view.by_kind.get("proportion", [])):
         cands = (a.get("result") or {}).get("candidates") or {}
         rows = [plots.ForestRow(str(k), v.get("estimate"), v.get("low"), v.get("high")) for k, v in cands.items()
                 if isinstance(v, dict)]
@@ -99,6 +99,10 @@ def _plots(view: ReportView) -> dict[str, Any]:
             out[f"forest-{a.get('index')}"] = Markup(plots.forest_svg(
                 rows, "Pass rate (%), with its interval", key=f"fp{a.get('index')}",
                 title="Pass rate of each candidate with its interval"))
+            if j == 0 and not out.get("decision_line"):  # page 1 shows it too: its own copy, its own ids
+                out["page1-forest"] = Markup(plots.forest_svg(
+                    rows, "Pass rate (%), with its interval", key="fpfirst",
+                    title="Pass rate of each candidate with its interval"))
     for a in view.paired:
         res = a.get("result") or {}
         contrib = (res.get("clusters") or {}).get("contributions") or []

@@ -71,3 +71,15 @@ def test_normalise_hides_run_time_versions_and_plot_bodies() -> None:
 def test_render_is_deterministic() -> None:
     claim = load_fixture("superiority")
     assert render_html(claim) == render_html(claim)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_element_ids_are_unique(example_claims: dict[str, dict], name: str) -> None:
+    """Inline SVGs bring their own ids; each plot's are prefixed so none repeats in the page."""
+    import collections
+    import re
+
+    for medium in ("screen", "print"):
+        ids = re.findall(r'\bid="([^"]+)"', render_html(example_claims[name], medium))
+        repeated = [k for k, n in collections.Counter(ids).items() if n > 1]
+        assert repeated == [], repeated[:5]
