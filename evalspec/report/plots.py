@@ -82,6 +82,7 @@ def _to_svg(fig: Any, key: str, label: str) -> str:
     # dropping the clip paths saves WeasyPrint a clip per artist.
     text = re.sub(r' clip-path="url\(#[^)]*\)"', "", text)
     text = re.sub(r"<clipPath\b.*?</clipPath>\s*", "", text, flags=re.DOTALL)
+    text = re.sub(r'style="([^"]*)"', _style_to_attributes, text)
     text = re.sub(r'\bid="([^"]+)"', rf'id="{key}-\1"', text)
     text = re.sub(r"url\(#([^)]+)\)", rf"url(#{key}-\1)", text)
     text = re.sub(r'xlink:href="#([^"]+)"', rf'xlink:href="#{key}-\1"', text)
@@ -90,6 +91,34 @@ def _to_svg(fig: Any, key: str, label: str) -> str:
                   lambda m: f'<svg{m.group(1)} class="plot" role="img" aria-label="{_attr(label)}" '
                   'stroke-linejoin="round" stroke-linecap="butt"', text, count=1)
     return text.strip()
+
+
+_PRESENTATION = frozenset({
+    "fill", "fill-opacity", "stroke", "stroke-width", "stroke-linecap", "stroke-linejoin", "stroke-dasharray",
+    "stroke-dashoffset", "stroke-opacity", "stroke-miterlimit", "opacity", "text-anchor", "font-size",
+    "font-family", "font-style", "font-weight",
+})
+
+
+def _style_to_attributes(match: re.Match[str]) -> str:
+    """``style="fill: #123; font-size: 8px"`` -> ``fill="#123" font-size="8px"``.
+
+    SVG presentation attributes mean the same as these declarations, and WeasyPrint reads the
+    attributes directly (it warns about ``fill`` in a style attribute); anything else stays a style.
+    """
+    attrs, rest = [], []
+    for decl in match.group(1).split(";"):
+        name, _, value = decl.partition(":")
+        name, value = name.strip(), value.strip()
+        if not name:
+            continue
+        if name in _PRESENTATION:
+            attrs.append(f'{name}="{value.replace(chr(34), chr(39))}"')
+        else:
+            rest.append(f"{name}: {value}")
+    if rest:
+        attrs.append(f'style="{"; ".join(rest)}"')
+    return " ".join(attrs)
 
 
 def _attr(text: str) -> str:

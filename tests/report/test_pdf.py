@@ -94,11 +94,19 @@ def test_pages_render_to_non_blank_images(rendered: dict, tmp_path: Path) -> Non
             assert dark > 0.01 * w * h, "too little ink on the page"
 
 
-def test_pdf_is_reproducible_and_dated_by_the_claim(rendered: dict, tmp_path: Path) -> None:
-    """Same claim, same PDF bytes: the PDF's dates are the claim's creation time, not the render time."""
+def test_pdf_is_reproducible_dated_by_the_claim_and_warning_free(rendered: dict, tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Same claim, same PDF bytes: the PDF's dates are the claim's creation time, not the render time.
+
+    WeasyPrint logs every CSS or SVG construct it ignores; the report uses none.
+    """
+    import logging
+
     from evalspec.report import render
 
-    (again,) = render(load_fixture("superiority"), tmp_path, ("pdf",))
+    with caplog.at_level(logging.WARNING, logger="weasyprint"):
+        (again,) = render(load_fixture("superiority"), tmp_path, ("pdf",))
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("weasyprint")] == []
     assert again.read_bytes() == rendered["superiority"]["pdf"].read_bytes()
     info = subprocess.run([require_tool("pdfinfo"), "-isodates", str(again)], capture_output=True, text=True,
                           check=True, timeout=60, env={**os.environ, "TZ": "UTC"}).stdout
