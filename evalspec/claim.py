@@ -14,11 +14,12 @@ import datetime as _dt
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from evalspec._atomic import write_text_atomic
 
 __all__ = ["CLAIM_FORMAT", "created_time", "dumps", "normalize", "write_atomic", "software_versions"]
 
@@ -80,21 +81,8 @@ def dumps(claim: dict[str, Any]) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``text`` to ``path`` atomically (see :mod:`evalspec._atomic`)."""
+    write_text_atomic(path, text)
 
 
 def software_versions() -> dict[str, str]:

@@ -19,16 +19,15 @@ Locking an unchanged plan again is a no-op. Locking a *changed* plan is refused
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import json
 import os
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalspec._atomic import write_text_atomic
 from evalspec._version import __version__
 from evalspec.errors import CheckFailed, Diagnostic, InputError
 from evalspec.plan.canonical import Change, canonical_data, diff_keys, hash_canonical
@@ -244,19 +243,6 @@ def _git(cwd: Path, *args: str) -> str | None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: a temporary file in the same folder, then ``os.replace``."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    """Write ``text`` to ``path`` atomically (see :mod:`evalspec._atomic`)."""
+    write_text_atomic(path, text)
+
