@@ -169,8 +169,10 @@ def decision_line_svg(primary: dict[str, Any], thresholds: dict[str, Any], goal:
             if b <= a:
                 continue
             ax.axvspan(a, b, color=colour, hatch=hatch, linewidth=0, zorder=0)
-            ax.text((a + b) / 2, 0.9, name, ha="center", va="top", fontsize=8, color=MUTED, style="italic",
-                    zorder=6, bbox={"facecolor": colour, "edgecolor": "none", "pad": 1.5})
+            label = _fit_label(name, (b - a) / (x1 - x0))
+            if label:
+                ax.text((a + b) / 2, 0.9, label, ha="center", va="top", fontsize=8, color=MUTED, style="italic",
+                        zorder=6, bbox={"facecolor": colour, "edgecolor": "none", "pad": 1.5})
         ax.axvline(0.0, color=INK, linewidth=1.1, zorder=2)
         if m_imp > 0 and goal == "superiority":
             ax.axvline(m_imp, color=INK, linewidth=0.9, linestyle=(0, (4, 2)), zorder=2)
@@ -198,6 +200,18 @@ def decision_line_svg(primary: dict[str, Any], thresholds: dict[str, Any], goal:
         label = (f"Number line: the difference {who} is {_signed_pts(est)} points with interval "
                  f"{_signed_pts(lo)} to {_signed_pts(hi)}; minimum improvement {_signed_pts(m_imp)}")
         return _to_svg(fig, key, label)
+
+
+_SHORT = {"gain too small": "too small", "worth acting on": "worth it", "beyond margin": "beyond",
+          "non-inferior": "non-inf.", "equivalent": "equiv."}
+
+
+def _fit_label(name: str, width_fraction: float) -> str | None:
+    """The zone label, shortened or dropped when the zone is too narrow to hold it (8 pt on 7 in)."""
+    for text in (name, _SHORT.get(name)):
+        if text and width_fraction >= 0.0105 * len(text) + 0.012:
+            return text
+    return None
 
 
 def _nice_ticks(x0: float, x1: float) -> list[float]:

@@ -155,3 +155,12 @@ def test_contents_link_to_every_section_in_order(name: str) -> None:
     assert all(p >= 0 for p in positions), dict(zip(anchors, positions))
     assert positions == sorted(positions)
     assert "Appendix: the plan as registered" in nav
+
+
+def test_zone_labels_shorten_then_disappear_in_narrow_zones() -> None:
+    from evalspec.report.plots import _fit_label
+
+    assert _fit_label("gain too small", 0.5) == "gain too small"
+    assert _fit_label("gain too small", 0.12) == "too small"
+    assert _fit_label("gain too small", 0.02) is None
+    assert _fit_label("loss", 0.06) == "loss"
