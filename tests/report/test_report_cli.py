@@ -93,3 +93,18 @@ def test_importing_the_report_package_loads_no_heavy_library() -> None:
             "print(sorted(m for m in ('matplotlib', 'weasyprint', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(out.replace("'", '"')) == []
+
+
+def test_report_package_imports_no_statistics_code() -> None:
+    """The report formats the claim; it must not reach for statistics (house rule)."""
+    import ast
+
+    package = Path(__file__).resolve().parents[2] / "evalspec" / "report"
+    forbidden = ("numpy", "scipy", "statsmodels", "evalspec.stats", "evalspec.analyses", "evalspec.run")
+    for module in package.glob("*.py"):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert not name.startswith(forbidden), f"{module.name} imports {name}"
