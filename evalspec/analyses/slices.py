@@ -74,7 +74,7 @@ def _one(ctx: AnalysisContext, params: Any, name: str, column: str, confirmatory
         entry["clustering_note"] = (
             f"Per-group pass-rate intervals ({params.method}) treat cases as independent, but cases share "
             "clusters; they may be too narrow. The paired difference in each group uses "
-            f"{params.paired_method}" + (" (a cluster bootstrap)." if params.paired_method in ("auto", "cluster_bootstrap")
+            f"{params.paired_method}" + (" (a cluster method)." if params.paired_method in ("auto", "cluster_bootstrap", "cluster_t")
                                         else ", which also ignores the clusters."))
     return entry
 

@@ -198,8 +198,8 @@ def _cluster_methods_need_clusters(view: PlanView) -> Iterable[Issue]:
     if view.units.cluster is not None:
         return
     for i, a in view.analyses:
-        if a.kind == "paired_difference" and a.method == "cluster_bootstrap":
-            yield Issue(("analyses", i, "method"), "cluster_bootstrap needs units.cluster (the resampling unit)",
+        if a.kind == "paired_difference" and a.method in ("cluster_bootstrap", "cluster_t"):
+            yield Issue(("analyses", i, "method"), f"{a.method} needs units.cluster (the resampling unit)",
                         "declare units.cluster, or use method: auto", a.method)
         if a.kind == "clustered_mean":
             yield Issue(("analyses", i, "kind"), "clustered_mean needs units.cluster (the clusters of the robust SE)",

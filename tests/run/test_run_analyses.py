@@ -84,9 +84,10 @@ def test_paired_difference_table_ids_mcnemar() -> None:
 def test_paired_difference_cluster_contributions() -> None:
     # clusters x = {c1, c2}, y = {c3, c4}, z = {c5, c6}: nets +1, +1, -1; total net = 1
     ctx = ctx_two(A6, B6, clusters=["x", "x", "y", "y", "z", "z"])
-    params = PairedDifferenceParams(kind="paired_difference", top_clusters=2, resamples=500, seed=3)
+    params = PairedDifferenceParams(kind="paired_difference", method="cluster_bootstrap", top_clusters=2,
+                                    resamples=500, seed=3)
     res = get("paired_difference")(ctx, params)
-    assert res["method"].startswith("cluster_bootstrap")    # auto with clusters
+    assert res["method"].startswith("cluster_bootstrap")
     assert res["bootstrap"]["resamples"] == 500 and res["bootstrap"]["seed"] == 3
     rows = res["clusters"]["contributions"]
     assert [(r["cluster"], r["b"], r["c"], r["net"], r["share"]) for r in rows] == [
@@ -96,7 +97,7 @@ def test_paired_difference_cluster_contributions() -> None:
     assert any("Only 3 independent clusters" in n for n in res["notes"])
 
 
-def test_paired_difference_under_mean_rule_uses_bootstrap() -> None:
+def test_paired_difference_under_mean_rule_uses_a_cluster_method() -> None:
     # two cases, two repeats per candidate: A means (1, .5), B means (.5, 0)
     ctx = AnalysisContext.from_arrays(
         ["A", "B"], ["c1", "c2", "c3"], [0] * 6 + [1] * 6, [0, 0, 1, 1, 2, 2] * 2,
@@ -104,7 +105,7 @@ def test_paired_difference_under_mean_rule_uses_bootstrap() -> None:
     res = get("paired_difference")(ctx, PairedDifferenceParams(kind="paired_difference", method="newcombe",
                                                               resamples=200))
     assert res["table"] is None and res["mcnemar"] is None
-    assert res["method"].startswith("case_bootstrap")
+    assert res["method"] == "case_t (CR1)"      # 3 cases, each its own cluster: fewer than 50 -> t interval
     assert res["estimate"] == pytest.approx((1 + 0.5 + 0 - 0.5 - 0 - 0) / 3)
     assert any("2x2 table is undefined" in n for n in res["notes"])
 
@@ -199,6 +200,62 @@ def test_equivalence_goal_adds_the_tost_interval() -> None:
     assert eq["test"]["pvalue"] == pytest.approx(tost.pvalue)
     # with clusters the TOST interval is the bootstrap at 90 %, same seed
     ctx = ctx_two(a, b, goal="equivalence", margin=0.1, clusters=[f"g{i // 5}" for i in range(50)])
-    res = get("paired_difference")(ctx, PairedDifferenceParams(kind="paired_difference", resamples=400, seed=5))
+    res = get("paired_difference")(ctx, PairedDifferenceParams(kind="paired_difference", method="cluster_bootstrap",
+                                                                resamples=400, seed=5))
     assert res["equivalence"]["method"].startswith("cluster_bootstrap")
     assert res["equivalence"]["low"] >= res["low"] and res["equivalence"]["high"] <= res["high"]
+
+
+def test_paired_difference_auto_few_clusters_uses_cluster_t_worked_by_hand() -> None:
+    # differences A6 - B6 per case: (0, 1, 1, 0, -1, 0); clusters x = {c1, c2}, y = {c3, c4}, z = {c5, c6}.
+    # mean 1/6; cluster totals of residuals: x 2/3, y 2/3, z -4/3; sum of squares 24/9 = 8/3.
+    # CR0 = sqrt(8/3) / 6; CR1 = CR0 * sqrt(G / (G - 1)) = sqrt(8/3 * 3/2) / 6 = 1/3; df = G - 1 = 2.
+    # t_{0.975, 2} = 4.302652729...: 1/6 -/+ 1.4342 leaves [-1, 1], so the interval is clipped to it.
+    ctx = ctx_two(A6, B6, clusters=["x", "x", "y", "y", "z", "z"])
+    res = get("paired_difference")(ctx, PairedDifferenceParams(kind="paired_difference"))
+    assert res["method"] == "cluster_t (CR1)"
+    assert res["estimate"] == pytest.approx(1 / 6)
+    assert res["cluster_t"]["se"] == pytest.approx(1 / 3, rel=1e-12)
+    assert res["cluster_t"]["df"] == 2 and res["cluster_t"]["n_units"] == 3
+    assert (res["low"], res["high"]) == (-1.0, 1.0) and res["cluster_t"]["clipped"] is True
+    assert res["bootstrap"] is None
+    assert any("fewer than 50" in n for n in res["notes"])
+
+
+def test_paired_difference_auto_cluster_t_matches_stats_kernel() -> None:
+    # 12 clusters of 5: not clipped; the interval is exactly evalspec.stats' CR1 t interval of x - y.
+    from evalspec.stats import clustered_mean_interval
+    rng = np.random.default_rng(11)
+    a = [int(v) for v in rng.random(60) < 0.8]
+    b = [int(v) for v in rng.random(60) < 0.7]
+    clusters = [f"k{i // 5}" for i in range(60)]
+    res = get("paired_difference")(ctx_two(a, b, clusters=clusters), PairedDifferenceParams(kind="paired_difference"))
+    ref = clustered_mean_interval(np.array(a) - np.array(b), clusters, confidence_level=0.95, correction="CR1")
+    assert res["method"] == "cluster_t (CR1)"
+    assert (res["low"], res["high"]) == (pytest.approx(ref.low), pytest.approx(ref.high))
+    assert res["cluster_t"]["df"] == 11
+
+
+def test_paired_difference_auto_many_clusters_uses_bootstrap() -> None:
+    rng = np.random.default_rng(5)
+    a = [int(v) for v in rng.random(100) < 0.8]
+    b = [int(v) for v in rng.random(100) < 0.7]
+    clusters = [f"k{i // 2}" for i in range(100)]          # 50 clusters: the threshold itself
+    res = get("paired_difference")(ctx_two(a, b, clusters=clusters),
+                                   PairedDifferenceParams(kind="paired_difference", resamples=300, seed=1))
+    assert res["method"].startswith("cluster_bootstrap")
+    assert res["bootstrap"]["n_units"] == 50 and res["cluster_t"] is None
+
+
+def test_paired_difference_no_disagreement_falls_back_to_newcombe() -> None:
+    # b = c = 0: a cluster interval would be [0, 0]; Newcombe for (3, 0, 0, 3) is not.
+    a = [1, 1, 1, 0, 0, 0]
+    ctx = ctx_two(a, list(a), clusters=["x", "x", "y", "y", "z", "z"])
+    res = get("paired_difference")(ctx, PairedDifferenceParams(kind="paired_difference", method="cluster_bootstrap"))
+    from evalspec.stats import paired_difference_interval
+
+    ref = paired_difference_interval(3, 0, 0, 3, method="newcombe")
+    assert res["method"] == "newcombe" and res["estimate"] == 0.0
+    assert (res["low"], res["high"]) == (pytest.approx(ref.low), pytest.approx(ref.high))
+    assert res["low"] < 0 < res["high"]
+    assert any("No case disagrees" in n for n in res["notes"])
