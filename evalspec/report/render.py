@@ -15,7 +15,6 @@ matplotlib are imported only when a report is rendered.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -35,21 +34,10 @@ class PdfUnavailable(EvalspecError):
 
 
 def atomic_write(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and :func:`os.replace`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
+    """Write ``data`` to ``path`` atomically, with ordinary permissions (see :mod:`evalspec._atomic`)."""
+    from evalspec._atomic import write_bytes_atomic
+
+    return write_bytes_atomic(path, data)
 
 
 def _environment() -> Any:

@@ -108,3 +108,17 @@ def test_report_package_imports_no_statistics_code() -> None:
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             for name in names:
                 assert not name.startswith(forbidden), f"{module.name} imports {name}"
+
+
+def test_report_files_get_ordinary_permissions(tmp_path: Path) -> None:
+    """Atomic writes must not leave mkstemp's 0600: a shared report has to be readable."""
+    import os
+    import stat
+
+    mask = os.umask(0o022)
+    try:
+        res = _invoke("report", str(FIXTURES / "superiority.json"), "--format", "html", "--out", str(tmp_path))
+    finally:
+        os.umask(mask)
+    assert res.exit_code == 0
+    assert stat.S_IMODE((tmp_path / "report.html").stat().st_mode) == 0o644
