@@ -44,7 +44,7 @@ def test_interval_level_count_pvalue_dates() -> None:
 def test_pts_round_trips_to_the_printed_precision(x: float) -> None:
     text = fmt.pts(x).removesuffix(" pts").replace(M, "-")
     assert abs(float(text) - 100 * x) <= 0.05 + 1e-9
-    assert (text.startswith("-") or text.startswith("+") or float(text) == 0)
+    assert text.startswith(("-", "+")) or float(text) == 0
 
 
 @given(st.floats(min_value=0, max_value=1, allow_nan=False))
