@@ -122,3 +122,15 @@ def test_report_files_get_ordinary_permissions(tmp_path: Path) -> None:
         os.umask(mask)
     assert res.exit_code == 0
     assert stat.S_IMODE((tmp_path / "report.html").stat().st_mode) == 0o644
+
+
+def test_missing_tools_skip_locally_and_fail_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    from report_tools import require_tool
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("EVALSPEC_REQUIRE_TOOLS", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="poppler-utils"):
+        require_tool("pdftotext")
+    monkeypatch.setenv("EVALSPEC_REQUIRE_TOOLS", "1")
+    with pytest.raises(pytest.fail.Exception, match="EVALSPEC_REQUIRE_TOOLS=1"):
+        require_tool("chromium")
