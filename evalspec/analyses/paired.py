@@ -157,6 +157,11 @@ def paired_core(ctx: AnalysisContext, first: str, second: str, *, method: str, l
                               "n_units": r.n_clusters, "standard_error": r.standard_error})
         if r.note:
             notes.append(r.note)
+        if pair.clusters is not None and r.n_clusters < AUTO_BOOTSTRAP_MIN_CLUSTERS:
+            notes.append(f"The plan asks for the cluster bootstrap with {r.n_clusters} clusters; below "
+                         f"{AUTO_BOOTSTRAP_MIN_CLUSTERS} clusters it tends to under-cover (docs/coverage.md: 81-90% "
+                         "for a nominal 95% at 10 clusters), so this interval may be too narrow. Method auto would "
+                         "use the cluster-robust t interval.")
     elif used == "cluster_t":
         r = clustered_mean_interval(pair.x - pair.y, clusters, confidence_level=level, correction="CR1")
         out.update(estimate=r.estimate, low=max(-1.0, r.low), high=min(1.0, r.high),

@@ -95,6 +95,7 @@ def test_paired_difference_cluster_contributions() -> None:
     assert res["clusters"]["top_share"] == pytest.approx(2.0)   # the top two give twice the net difference
     assert res["disagreements"]["baseline_only"] == [{"case": "c5", "cluster": "z"}]
     assert any("Only 3 independent clusters" in n for n in res["notes"])
+    assert any("may be too narrow" in n for n in res["notes"])   # explicit bootstrap below 50 clusters
 
 
 def test_paired_difference_under_mean_rule_uses_a_cluster_method() -> None:
