@@ -3,7 +3,10 @@
 A golden file pins the report's text and structure. Three things vary between runs and
 machines and are normalised away: the run time (``created``, written in several forms), the
 software versions (python, numpy, ...), and the bodies of the matplotlib SVG plots (they change
-with the matplotlib version; the plots are tested on their own). Set
+with the matplotlib version; the plots are tested on their own). The inlined stylesheet is
+replaced by a marker: it is ``templates/report.css`` verbatim (pinned by version control and
+checked by the PDF and browser tests), and copying it into every golden file would make each
+style tweak rewrite them all. Set
 ``EVALSPEC_UPDATE_GOLDEN=1`` to rewrite the golden files after an intended change, then
 review the diff.
 """
@@ -29,6 +32,7 @@ def normalise(html: str, created: str | None) -> str:
             html = html.replace(form, "RUN-TIME")
     html = re.sub(r'(<svg\b[^>]*?aria-label="[^"]*")[^>]*>.*?</svg>', r"\1>…</svg>", html, flags=re.DOTALL)
     html = re.sub(r"(<dt>Software</dt><dd>).*?(</dd>)", r"\1SOFTWARE\2", html, flags=re.DOTALL)
+    html = re.sub(r"(<style\b[^>]*>).*?(</style>)", r"\1/* templates/report.css */\2", html, count=1, flags=re.DOTALL)
     return html
 
 

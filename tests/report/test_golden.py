@@ -83,3 +83,15 @@ def test_element_ids_are_unique(example_claims: dict[str, dict], name: str) -> N
         ids = re.findall(r'\bid="([^"]+)"', render_html(example_claims[name], medium))
         repeated = [k for k, n in collections.Counter(ids).items() if n > 1]
         assert repeated == [], repeated[:5]
+
+
+def test_inlined_stylesheet_is_report_css(example_claims: dict[str, dict]) -> None:
+    """The golden files replace the <style> block by a marker; here it is pinned to templates/report.css."""
+    from evalspec._resources import templates_dir
+
+    css = (templates_dir() / "report.css").read_text(encoding="utf-8")
+    static = css.split("{%")[0]          # the part before the first jinja block (screen/print switches)
+    assert len(static) > 1000
+    html = render_html(example_claims["policy-migration"])
+    assert static in html
+    assert "/* templates/report.css */" in normalise(html, None)
