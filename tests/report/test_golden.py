@@ -23,12 +23,23 @@ EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/plan.yaml")
 
 
 @pytest.fixture(scope="module")
-def example_claims() -> dict[str, dict]:
+def example_claims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """Claims of the committed examples, run from a clean copy.
+
+    The copy holds only tracked inputs (plan and results): a lock file or an ``out/`` folder
+    that the Quick start leaves in the checkout must not change the golden reports.
+    """
+    import shutil
+
     from evalspec.claim import dumps
     from evalspec.run import run_plan
 
+    root = tmp_path_factory.mktemp("examples-copy")
+    for name in EXAMPLES:
+        shutil.copytree(ROOT / "examples" / name, root / "examples" / name,
+                        ignore=shutil.ignore_patterns("out", "*.lock.json", "__pycache__"))
     old = os.getcwd()
-    os.chdir(ROOT)
+    os.chdir(root)
     try:
         out = {}
         for name in EXAMPLES:
