@@ -19,9 +19,21 @@ from evalspec.results.table import FileInfo, Tidy, build_table
 __all__ = ["Checked", "FileInfo", "RawFile", "Tidy", "load_results", "resolve_paths", "read_all"]
 
 
-def resolve_paths(plan: Any, plan_path: Path) -> list[Path]:
-    """The results files the plan names, relative to the plan's folder, globs expanded and sorted."""
+def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[Path]:
+    """The results files the plan names, relative to the plan's folder, globs expanded and sorted.
+
+    ``plan_diagnostic``, when given, locates a missing file at the plan line that names it.
+    """
     base = plan_path.parent
+
+    def problem(message: str, pattern: str, hint: str) -> Diagnostic:
+        if plan_diagnostic is not None:
+            key = "data.results" if isinstance(plan.data.results, str) else (
+                f"data.results[{list(plan.data.results).index(pattern)}]")
+            return plan_diagnostic(key, message, got=pattern, hint=hint)
+        return Diagnostic(file=str(plan_path), key="data.results", message=message, got=pattern, has_got=True,
+                          hint=hint)
+
     patterns = [plan.data.results] if isinstance(plan.data.results, str) else list(plan.data.results)
     out: list[Path] = []
     for pattern in patterns:
@@ -31,17 +43,15 @@ def resolve_paths(plan: Any, plan_path: Path) -> list[Path]:
             if not hits:
                 raise InputError(
                     f"{plan_path}: data.results: no file matches {pattern!r}",
-                    [Diagnostic(file=str(plan_path), key="data.results", message=f"no file matches {pattern!r}",
-                                got=pattern, has_got=True, hint=f"paths are relative to {base or '.'}")],
+                    [problem(f"no file matches {pattern!r}", pattern, f"paths are relative to {base or '.'}")],
                 )
             out.extend(hits)
         else:
             if not full.is_file():
                 raise InputError(
                     f"{plan_path}: data.results: no such file {str(full)!r}",
-                    [Diagnostic(file=str(plan_path), key="data.results", message=f"no such results file: {full}",
-                                got=pattern, has_got=True,
-                                hint=f"paths are relative to the plan's folder ({base or '.'})")],
+                    [problem(f"no such results file: {full}", pattern,
+                             f"paths are relative to the plan's folder ({base or '.'})")],
                 )
             out.append(full)
     seen: dict[Path, None] = {}
@@ -50,10 +60,10 @@ def resolve_paths(plan: Any, plan_path: Path) -> list[Path]:
     return list(seen)
 
 
-def read_all(plan: Any, plan_path: Path) -> list[RawFile]:
+def read_all(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[RawFile]:
     """Read every results file of the plan (no typing, no checks)."""
     raws = []
-    for path in resolve_paths(plan, plan_path):
+    for path in resolve_paths(plan, plan_path, plan_diagnostic):
         fmt = detect_format(path, plan.data.format)
         raws.append(read_file(path, fmt, display=_display(path)))
     return raws
@@ -64,7 +74,7 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
 
     ``plan_diagnostic(key, message, hint=...)`` locates problems that belong to the plan.
     """
-    return check_results(build_table(read_all(plan, plan_path), plan, plan_diagnostic), plan)
+    return check_results(build_table(read_all(plan, plan_path, plan_diagnostic), plan, plan_diagnostic), plan)
 
 
 def _display(path: Path) -> str:

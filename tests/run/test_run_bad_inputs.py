@@ -7,6 +7,8 @@ read the diff.
 
 from __future__ import annotations
 
+import re
+
 import os
 from pathlib import Path
 
@@ -83,7 +85,10 @@ def test_missing_results_file_points_at_plan(ws: Workspace) -> None:
     (ws.path / "plan.yaml").write_text(plan_text("nowhere.jsonl"), encoding="utf-8")
     res = ws.cli("run", "plan.yaml")
     assert res.exit_code == 2
-    assert "plan.yaml: data.results: no such results file" in res.stderr
+    first = res.stderr.splitlines()[0]
+    assert re.match(r"plan\.yaml:\d+:\d+: data\.results: no such results file: .*nowhere\.jsonl "
+                    r"\(got 'nowhere\.jsonl'\); paths are relative to the plan's folder", first), first
+    assert "^" in res.stderr                                   # the excerpt with a caret under the value
 
 
 def test_no_paired_case_is_refused_at_the_analysis_line(ws: Workspace) -> None:
