@@ -7,13 +7,10 @@ read the diff.
 
 from __future__ import annotations
 
+import os
 import re
 
-import os
-from pathlib import Path
-
 import pytest
-
 from run_helpers import FIXTURES, Workspace, plan_text
 
 BAD = FIXTURES / "bad"
