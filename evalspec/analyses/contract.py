@@ -1,0 +1,203 @@
+"""The analysis contract: what every analysis kind declares, in one place.
+
+An analysis kind is one module under :mod:`evalspec.analyses` that defines, at top level
+and importing nothing heavier than pydantic (``evalspec validate`` imports every kind to
+build the plan schema; scipy, pymc or torch are imported inside ``compute``):
+
+* a **parameter model** (subclass of :class:`~evalspec.analyses.params.AnalysisParams`,
+  ``kind: Literal["<kind>"]``): the keys a plan may set, each with a description;
+* a **result model** (subclass of :class:`ResultModel`): the typed shape of its numbers in
+  the claim record (the claim's JSON Schema is generated from it);
+* a **compute function** ``compute(ctx, params) -> Outcome``: a pure function of the
+  :class:`~evalspec.analyses.context.AnalysisContext` and the parameters;
+* optionally ``columns(params, plan) -> list[ColumnNeed]``: results columns it reads (a
+  missing one is an error at its plan line before anything runs);
+* a **report section** ``templates/sections/<kind>.html.j2``;
+
+and registers them with one :class:`AnalysisKind` value named ``KIND``, plus one line in
+:data:`evalspec.analyses.registry.KIND_MODULES`.
+
+``compute`` returns an :class:`Outcome`: the result, the seeds it actually used, its
+:class:`Caveat` s (each says whether it bears on the verdict) and its :class:`Offers` to the
+decision — a primary interval, critical-failure statuses, confirmatory findings, a
+sequential-monitoring status. The decision reads the offers only, never result internals;
+the pipeline runs every kind the same way and names none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalspec.analyses.context import AnalysisContext
+    from evalspec.analyses.params import AnalysisParams
+
+__all__ = [
+    "AnalysisKind",
+    "Caveat",
+    "ColumnNeed",
+    "CriticalStatus",
+    "Finding",
+    "Offers",
+    "Outcome",
+    "PrimaryInterval",
+    "ResultModel",
+    "SeedUse",
+    "SequentialStatus",
+    "Severity",
+]
+
+#: ``verdict``: bears on the verdict, printed beside it on page 1 of the report.
+#: ``note``: context for the analysis's own section.
+Severity = Literal["verdict", "note"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ResultModel(BaseModel):
+    """Base of every analysis's typed result (what the claim record holds under ``result``).
+
+    Numbers are plain floats (NaN/inf are not allowed: use ``None`` for "not defined" and say
+    why in a caveat); nested parts are models too, so the claim's schema is complete.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Caveat(_Frozen):
+    """Something a reader of the numbers must know.
+
+    ``code`` is stable (tests and the audit match on it); ``message`` is one or two plain
+    sentences true of this study, for a decision owner (no jargon, no file paths).
+    """
+
+    code: str = Field(description="Stable identifier, e.g. 'few_clusters', 'degenerate_interval'.")
+    severity: Severity = Field(description="'verdict' when it bears on the verdict (shown on page 1), else 'note'.")
+    message: str = Field(description="Plain-language statement of the caveat for this study.")
+
+
+class SeedUse(_Frozen):
+    """A random seed an analysis actually used (only those: a declared but unused seed is not listed)."""
+
+    purpose: str = Field(description="What the seed drove, e.g. 'cluster bootstrap resamples'.")
+    seed: int
+
+
+class PrimaryInterval(_Frozen):
+    """The difference the decision reads: ``candidate`` minus ``baseline``, in pass-rate units (0-1 scale).
+
+    ``low``/``high`` bound a two-sided interval at ``confidence_level``, i.e. each bound is a
+    one-sided bound at ``1 - one_sided_alpha``. The decision uses the same bound for
+    superiority, non-inferiority and equivalence (TOST at the same one-sided alpha), so its
+    verdicts cannot disagree with each other. ``informative`` is False when the interval
+    cannot mean anything (zero width, every cluster's net contribution zero, too few
+    discordant pairs or clusters with disagreements, ...); ``why_uninformative`` says why and
+    the decision then reaches ``inconclusive``.
+    """
+
+    candidate: str
+    baseline: str
+    estimate: float
+    low: float
+    high: float
+    method: str = Field(description="Method actually used (after any fallback), in words a reader can look up.")
+    confidence_level: float = Field(description="Two-sided level of [low, high].")
+    one_sided_alpha: float = Field(description="(1 - confidence_level) / 2: the error rate of each bound.")
+    informative: bool = True
+    why_uninformative: str | None = None
+    units: int | None = Field(None, description="Independent units behind the interval (clusters or cases).")
+    unit_name: str | None = Field(None, description="What a unit is, e.g. 'clusters (document)' or 'cases'.")
+
+
+class CriticalStatus(_Frozen):
+    """Critical-failure status of one candidate, against the plan's limit if it has one."""
+
+    candidate: str
+    critical_cases: int
+    failures: int = Field(description="Critical cases with at least one failed attempt (whatever the attempt rule).")
+    upper_bound: float | None = Field(description="One-sided upper confidence bound of the failure rate; None if no case.")
+    confidence_level: float
+    method: str
+    max_rate: float | None = None
+    within_limit: bool | None = Field(None, description="upper_bound < max_rate; None without a limit.")
+    adopting: bool = Field(False, description="True for the candidate the decision would adopt.")
+    reachable: bool | None = Field(
+        None, description="Whether the planned number of critical cases can ever show a bound below the limit."
+    )
+
+
+class Finding(_Frozen):
+    """A confirmatory result the decision must weigh (e.g. a declared slice with a material loss)."""
+
+    name: str
+    estimate: float
+    low: float
+    high: float
+    confidence_level: float
+    adjustment: str | None = Field(None, description="Multiplicity adjustment applied, e.g. 'Holm over 4 slices'.")
+    material_loss: bool = Field(False, description="The whole adjusted interval lies below minus the margin used.")
+    message: str
+
+
+class SequentialStatus(_Frozen):
+    """Where an anytime-valid sequential design stands at this look."""
+
+    action: Literal["continue", "stop_decided", "stop_futility"]
+    look: int
+    planned_looks: int
+    message: str
+
+
+class Offers(_Frozen):
+    """What an analysis offers the decision. Most analyses offer nothing."""
+
+    primary: PrimaryInterval | None = None
+    critical: list[CriticalStatus] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    sequential: SequentialStatus | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What ``compute`` returns."""
+
+    result: ResultModel
+    caveats: list[Caveat] | tuple[Caveat, ...] = ()
+    seeds: list[SeedUse] | tuple[SeedUse, ...] = ()
+    offers: Offers = Offers()
+
+
+@dataclass(frozen=True)
+class ColumnNeed:
+    """A results column an analysis reads, and the plan key that names it (for located errors)."""
+
+    column: str
+    key: str
+    #: 'case': a case-level attribute (first non-missing value per case, e.g. a flag or slice);
+    #: 'row': kept per attempt row (e.g. a numeric score).
+    level: Literal["case", "row"] = "case"
+
+
+@dataclass(frozen=True)
+class AnalysisKind:
+    """One analysis kind, as its module declares it (``KIND = AnalysisKind(...)``)."""
+
+    name: str
+    params: type[AnalysisParams]
+    result: type[ResultModel]
+    compute: Callable[[AnalysisContext, Any], Outcome]
+    title: str
+    columns: Callable[[Any, Any], list[ColumnNeed]] | None = None
+    #: Report order: lower first. Page-1 material comes from offers and caveats, not from here.
+    order: int = 100
+
+    @property
+    def template(self) -> str:
+        """Report section template, relative to ``templates/``."""
+        return f"sections/{self.name}.html.j2"
