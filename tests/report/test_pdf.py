@@ -94,6 +94,10 @@ def test_pages_render_to_non_blank_images(rendered: dict, tmp_path: Path) -> Non
             assert dark > 0.01 * w * h, "too little ink on the page"
 
 
+#: WeasyPrint warnings that describe the machine (a missing optional system library), not the report.
+ENVIRONMENT_WARNINGS = ("HarfBuzz", "harfbuzz")
+
+
 def test_pdf_is_reproducible_dated_by_the_claim_and_warning_free(rendered: dict, tmp_path: Path,
                                                                   caplog: pytest.LogCaptureFixture) -> None:
     """Same claim, same PDF bytes: the PDF's dates are the claim's creation time, not the render time.
@@ -106,7 +110,12 @@ def test_pdf_is_reproducible_dated_by_the_claim_and_warning_free(rendered: dict,
 
     with caplog.at_level(logging.WARNING, logger="weasyprint"):
         (again,) = render(load_fixture("superiority"), tmp_path, ("pdf",))
-    assert [r.getMessage() for r in caplog.records if r.name.startswith("weasyprint")] == []
+    messages = [r.getMessage() for r in caplog.records if r.name.startswith("weasyprint")]
+    if os.environ.get("EVALSPEC_REQUIRE_TOOLS") != "1":
+        # Warnings about the machine, not the report: without libharfbuzz-subset WeasyPrint
+        # subsets fonts with fontTools and says so. CI installs the library and stays strict.
+        messages = [msg for msg in messages if not any(p in msg for p in ENVIRONMENT_WARNINGS)]
+    assert messages == []
     assert again.read_bytes() == rendered["superiority"]["pdf"].read_bytes()
     info = subprocess.run([require_tool("pdfinfo"), "-isodates", str(again)], capture_output=True, text=True,
                           check=True, timeout=60, env={**os.environ, "TZ": "UTC"}).stdout
