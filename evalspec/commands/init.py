@@ -9,10 +9,7 @@ from pathlib import Path
 
 import click
 
-__all__ = ["init", "STARTER_PLAN"]
-
-#: The starter plan shipped inside the package.
-STARTER_PLAN = Path(__file__).resolve().parent.parent / "plan" / "starter.yaml"
+__all__ = ["init"]
 
 
 @click.command("init")
@@ -29,5 +26,7 @@ def init(directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"{directory}: cannot create the folder: {exc.strerror or exc}") from None
-    atomic_write_text(target, STARTER_PLAN.read_text(encoding="utf-8"))
+    from evalspec.plan.starter import starter_text
+
+    atomic_write_text(target, starter_text())
     click.echo(f"wrote {target}; edit it, then: evalspec validate {target} && evalspec lock {target}")

@@ -1,0 +1,163 @@
+"""The starter plan that ``evalspec init`` writes, generated from the plan models.
+
+Every comment is the description of its key in :mod:`evalspec.plan.model` (the same text
+as the README's field reference and the JSON Schema), so the starter cannot drift from
+what the code does. Sections whose keys can change a verdict (``units``, ``attempts``,
+``missing``, ``decision``, ``stopping`` and the outcome reading) are written with *every*
+key, defaults included, so no hidden default decides a study.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import Any, get_args, get_origin
+
+from pydantic import BaseModel
+
+__all__ = ["starter_text", "VERDICT_SECTIONS"]
+
+#: Sections written with every key (their defaults can change a verdict).
+VERDICT_SECTIONS = ("units", "attempts", "missing", "decision", "stopping", "data.outcome")
+
+_HEADER = """\
+# evalspec plan: written BEFORE anyone looks at results, and committed next to the code.
+# Check it with `evalspec validate plan.yaml`; freeze it with `evalspec lock plan.yaml`.
+# Every comment below is the description of its key (`evalspec schema` prints them all).
+# Keys whose defaults can change the verdict are all written out: read each one.
+"""
+
+#: Example values; keys of the verdict sections not listed here are written with their defaults.
+_EXAMPLE: dict[str, Any] = {
+    "evalspec": 1,
+    "id": "my-evaluation",
+    "title": "Candidate vs current configuration",
+    "question": "Should we replace the current configuration with the candidate?",
+    "decision_owner": "the team lead who signs off the change",
+    "population": "the cases the decision is about (e.g. English support questions, Q3 traffic sample)",
+    "data": {
+        "results": "results.jsonl",
+        "columns": {"candidate": "candidate", "repeat": "repeat", "outcome": "passed",
+                    "model_version": "model_version", "timestamp": "timestamp"},
+        "outcome": {},
+    },
+    "candidates": {
+        "candidate": {"model": "vendor/new-model", "version": "2026-10-01", "settings": {"temperature": 0}},
+        "current": {"model": "vendor/old-model", "version": "2026-06-15", "settings": {"temperature": 0}},
+    },
+    "baseline": "current",
+    "units": {"case": "case_id", "cluster": "source_doc"},
+    "attempts": {"repeats": 1, "rule": "first"},
+    "missing": {"policy": "count_as_fail", "max_fraction": 0.02},
+    "analyses": [
+        {"kind": "proportion", "method": "wilson"},
+        {"kind": "paired_difference", "compare": ["candidate", "current"], "method": "auto", "seed": 1},
+    ],
+    "decision": {"goal": "superiority", "minimum_improvement": 0.03, "confidence_level": 0.95,
+                 "minimum_units": 10},
+    "stopping": {"rule": "fixed", "max_units": 200, "decision_date": "2026-12-31", "looks": 1},
+    "slices": [],
+    "systematic_limits": [
+        "Replace with the known limits of this evaluation (language range, label quality, provider alias)."],
+    "record": ["model_version", "timestamp"],
+}
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        plain = value and all(c.isalnum() or c in "-_./ " for c in value) and not value[0].isdigit() \
+            and value.strip() == value and value.lower() not in {"yes", "no", "on", "off", "true", "false", "null"}
+        return value if plain else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
+        return "[" + ", ".join(_scalar(v) for v in value) + "]"
+    if isinstance(value, dict) and all(not isinstance(v, (dict, list)) for v in value.values()):
+        return "{" + ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"not a flow value: {value!r}")
+
+
+def _submodel(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _submodel(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _comment(text: str | None, indent: str) -> list[str]:
+    if not text:
+        return []
+    return [f"{indent}# {line}" for line in textwrap.wrap(text, width=100 - len(indent) - 2)]
+
+
+def _default_of(info: Any) -> Any:
+    if info.default_factory is not None:
+        value = info.default_factory()
+        return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    return None if info.is_required() else info.default
+
+
+def _emit(model: type[BaseModel], values: dict[str, Any], path: str, depth: int, out: list[str]) -> None:
+    indent = "  " * depth
+    full = path in VERDICT_SECTIONS
+    for name, info in model.model_fields.items():
+        if name not in values and not full:
+            continue
+        value = values[name] if name in values else _default_of(info)
+        key = f"{path}.{name}" if path else name
+        out += _comment(info.description, indent)
+        sub = _submodel(info.annotation)
+        if isinstance(value, dict) and sub is not None and get_origin(info.annotation) is not dict:
+            out.append(f"{indent}{name}:")
+            _emit(sub, value, key, depth + 1, out)
+        elif isinstance(value, dict) and sub is not None:  # name -> model (candidates)
+            out.append(f"{indent}{name}:")
+            for item, item_values in value.items():
+                out.append(f"{indent}  {item}:")
+                _emit(sub, item_values, f"{key}.{item}", depth + 2, out)
+        elif name == "analyses":
+            out.append(f"{indent}{name}:")
+            _emit_analyses(value, depth, out)
+        elif isinstance(value, list) and value and all(isinstance(v, str) and len(v) > 40 for v in value):
+            out.append(f"{indent}{name}:")
+            out += [f"{indent}  - {_scalar(v)}" for v in value]
+        else:
+            out.append(f"{indent}{name}: {_scalar(value)}")
+
+
+def _emit_analyses(entries: list[dict[str, Any]], depth: int, out: list[str]) -> None:
+    from evalspec.analyses.params import PARAMS
+
+    indent = "  " * (depth + 1)
+    for entry in entries:
+        model = PARAMS[entry["kind"]]
+        doc = (model.__doc__ or "").strip().splitlines()[0]
+        out += _comment(doc, indent)
+        first = True
+        for name, value in entry.items():
+            info = model.model_fields[name]
+            if name != "kind":
+                out += _comment(info.description, indent + "  ")
+            prefix = f"{indent}- " if first else f"{indent}  "
+            out.append(f"{prefix}{name}: {_scalar(value)}")
+            first = False
+
+
+def starter_text() -> str:
+    """The starter ``plan.yaml``: example values, every verdict-bearing key, comments from the models."""
+    from evalspec.plan.model import Plan
+
+    lines: list[str] = []
+    _emit(Plan, _EXAMPLE, "", 0, lines)
+    return _HEADER + "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(starter_text(), end="")

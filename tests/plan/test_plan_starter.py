@@ -1,0 +1,55 @@
+"""The starter plan of ``evalspec init``: valid as written, every verdict-bearing key shown, comments from the models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from evalspec.cli import cli as main
+from evalspec.plan.model import Plan
+from evalspec.plan.starter import VERDICT_SECTIONS, starter_text
+
+
+def _section_model(path: str) -> type:
+    model: type = Plan
+    for part in path.split("."):
+        model = model.model_fields[part].annotation  # type: ignore[attr-defined]
+        if not isinstance(model, type):  # Optional[...] -> the model inside
+            model = next(a for a in model.__args__ if isinstance(a, type) and a is not type(None))  # type: ignore[union-attr]
+    return model
+
+
+def test_init_writes_a_plan_that_validates(tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(main, ["init", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "plan.yaml").read_text(encoding="utf-8")
+    assert text == starter_text()
+    result = runner.invoke(main, ["validate", str(tmp_path / "plan.yaml")])
+    assert result.exit_code == 0, result.output
+    again = runner.invoke(main, ["init", str(tmp_path)])
+    assert again.exit_code == 2 and "refusing to overwrite" in again.output
+
+
+def test_every_key_that_can_change_a_verdict_is_written_out() -> None:
+    data = yaml.safe_load(starter_text())
+    for path in VERDICT_SECTIONS:
+        node = data
+        for part in path.split("."):
+            node = node[part]
+        model = _section_model(path)
+        missing = set(model.model_fields) - set(node)
+        assert not missing, f"{path}: the starter hides {sorted(missing)}"
+
+
+def test_comments_are_the_field_descriptions() -> None:
+    """A comment that drifts from the code is impossible: each one is the model's description."""
+    text = starter_text()
+    comments = " ".join(line.strip()[2:] for line in text.splitlines() if line.strip().startswith("# "))
+    flat = " ".join(comments.split())
+    for path in VERDICT_SECTIONS:
+        for name, info in _section_model(path).model_fields.items():
+            assert " ".join((info.description or "").split()) in flat, f"{path}.{name}: description not in starter"
+    assert "cluster bootstrap when units.cluster is set" not in text  # the old hand-written comment was wrong
