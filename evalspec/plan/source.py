@@ -201,10 +201,8 @@ def parse_source(text: str, file: str) -> SourceDocument:
             root = loader.get_single_node()
         finally:
             loader.dispose()
-    except yaml.MarkedYAMLError as exc:
-        raise _syntax_error(exc, file, lines) from None
     except yaml.YAMLError as exc:
-        raise _syntax_error(exc, file, lines) from None
+        raise (_results_not_plan(file, lines) or _syntax_error(exc, file, lines)) from None
     except RecursionError:
         raise InputError(f"{file}: nested too deeply", [Diagnostic(
             file=file, message=f"nested too deeply (more than {MAX_DEPTH} levels)", line=1, col=1)]) from None
@@ -212,6 +210,9 @@ def parse_source(text: str, file: str) -> SourceDocument:
         raise InputError(f"{file}: the plan is empty", [Diagnostic(file=file, message="the plan is empty",
                                                                      line=1, col=1)])
     if not isinstance(root, yaml.MappingNode):
+        looks_like_results = _results_not_plan(file, lines)
+        if looks_like_results is not None:
+            raise looks_like_results
         kind = "a list" if isinstance(root, yaml.SequenceNode) else "a single value"
         line, col = root.start_mark.line + 1, root.start_mark.column + 1
         raise InputError(f"{file}: not a mapping", [diagnostic_at(
@@ -229,6 +230,28 @@ def parse_source(text: str, file: str) -> SourceDocument:
         first = builder.problems[0]
         raise InputError(f"{file}: {first.message}", builder.problems)
     return SourceDocument(file=file, text=text, data=data, positions=builder.positions)
+
+
+def _results_not_plan(file: str, lines: list[str]) -> InputError | None:
+    """An error saying the file looks like a results table (JSON lines or CSV), not a plan; else None."""
+    import json
+
+    first = next((ln.strip() for ln in lines if ln.strip()), "")
+    what = None
+    if first.startswith("{"):
+        try:
+            json.loads(first)
+            what = "JSON lines, one record per line"
+        except ValueError:
+            what = None
+    elif first.count(",") >= 2 and ": " not in first and not first.startswith(("#", "-")):
+        what = "a CSV table"
+    if what is None:
+        return None
+    message = f"this looks like a results file ({what}), not a plan"
+    return InputError(f"{file}: {message}", [diagnostic_at(
+        file, lines, 1, 1, message,
+        hint="pass the plan: the YAML file whose `data.results` names this file (`evalspec init` writes one)")])
 
 
 def _syntax_error(exc: yaml.YAMLError, file: str, lines: list[str]) -> InputError:
