@@ -26,6 +26,14 @@ def _fail(path: Path, message: str, *, line: int | None = None, col: int | None 
     return InputError(diag.headline(), [diag])
 
 
+def _first_line_is_object(text: str) -> bool:
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        return isinstance(json.loads(first), dict)
+    except ValueError:
+        return False
+
+
 def load_claim(path: str | Path) -> dict[str, Any]:
     """Parse ``path`` as a claim record; raise :class:`InputError` if it is not one."""
     path = Path(path)
@@ -43,6 +51,13 @@ def load_claim(path: str | Path) -> dict[str, Any]:
     try:
         claim = json.loads(text)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and _first_line_is_object(text):
+            raise _fail(path, "is not a claim record: it looks like a results file (JSON lines, one record per line)",
+                        hint="give the claim.json that `evalspec run PLAN` writes from these results") from None
+        if path.suffix.lower() in (".yaml", ".yml") or text.lstrip().startswith(("evalspec:", "#")):
+            raise _fail(path, "is not a claim record: it looks like a plan (YAML)",
+                        hint="run the plan first (`evalspec run PLAN`), then report on the claim.json it writes") \
+                from None
         raise _fail(path, f"is not valid JSON: {exc.msg}", line=exc.lineno, col=exc.colno,
                     hint="the file may be truncated or edited by hand; re-run `evalspec run`") from None
     if not isinstance(claim, dict):
