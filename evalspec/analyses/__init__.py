@@ -1,12 +1,12 @@
-"""Analyses named as in YAML.
+"""Analysis kinds: one module per kind, registered in :mod:`evalspec.analyses.registry`.
 
-Two registries, kept apart so that validating a plan stays cheap:
+* :mod:`evalspec.analyses.contract` - what a kind declares (params, typed result,
+  ``compute -> Outcome`` with caveats, seeds and offers to the decision).
+* :mod:`evalspec.analyses.registry` - ``KIND_MODULES``: one line per kind.
+* :mod:`evalspec.analyses.context` - what ``compute`` receives.
 
-* :mod:`evalspec.analyses.params` - the *parameter models* of every analysis kind
-  (pydantic only). The plan model builds its ``analyses`` union from them.
-* :mod:`evalspec.analyses.registry` - the *implementations*, registered with
-  ``@analysis("paired_difference")`` in modules that import :mod:`evalspec.stats`.
-  :func:`evalspec.analyses.registry.load_implementations` imports them at run time.
+Importing this package is light (pydantic only): ``evalspec validate`` builds the plan's
+``analyses`` union from the kinds' parameter models.
 """
 
 from evalspec.analyses.params import PARAMS, known_kinds

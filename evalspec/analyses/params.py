@@ -1,4 +1,4 @@
-"""Parameter models of every analysis kind, registered under its YAML name.
+"""Parameter models of the analysis kinds not yet ported to the contract, and ``PARAMS``.
 
 An entry of the plan's ``analyses`` list is a flat mapping: ``kind`` names the analysis
 and the other keys are its parameters, e.g.::
@@ -9,20 +9,47 @@ and the other keys are its parameters, e.g.::
 
 Each model forbids unknown keys, so a misspelt parameter is an error at its line.
 This module imports pydantic only (no scipy): it is on the ``evalspec validate`` path.
-To add an analysis kind: define its params model here with ``@register_params``, then
-its implementation with ``@analysis(kind)`` (see :mod:`evalspec.analyses.registry`).
+
+A kind's parameter model belongs in the kind's own module (see
+:mod:`evalspec.analyses.contract` and :mod:`evalspec.analyses.registry`). The models still
+declared here with ``@register_params`` are those of kinds whose module is not yet ported;
+porting a kind moves its model into its module (re-export it here if other code imports it
+from here, without ``@register_params``). :data:`PARAMS` maps every registered kind to its
+parameter model, whichever module declares it.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Iterator, Mapping
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-#: YAML name -> parameter model. Filled by :func:`register_params`.
-PARAMS: dict[str, type[AnalysisParams]] = {}
+from evalspec.analyses.base import AnalysisParams, ConfidenceLevel, register_params
 
-ConfidenceLevel = Annotated[float, Field(gt=0.0, lt=1.0, description="Confidence level in (0, 1), e.g. 0.95.")]
+__all__ = ["PARAMS", "AnalysisParams", "ConfidenceLevel", "known_kinds", "register_params"]
+
+
+class _AllParams(Mapping[str, type[AnalysisParams]]):
+    """kind -> parameter model of every registered kind (read from the registry when used)."""
+
+    def _models(self) -> dict[str, type[AnalysisParams]]:
+        from evalspec.analyses.registry import params_models
+
+        return params_models()
+
+    def __getitem__(self, kind: str) -> type[AnalysisParams]:
+        return self._models()[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._models())
+
+    def __len__(self) -> int:
+        return len(self._models())
+
+
+#: YAML name -> parameter model, for every kind in the registry.
+PARAMS: Mapping[str, type[AnalysisParams]] = _AllParams()
 
 ProportionMethod = Literal[
     "wilson", "wilson_cc", "clopper_pearson", "jeffreys", "agresti_coull", "mid_p", "wald"
@@ -37,32 +64,11 @@ PairedMethod = Literal[
 AUTO_BOOTSTRAP_MIN_CLUSTERS = 50
 
 
-class AnalysisParams(BaseModel):
-    """Common base: forbids unknown keys; ``kind`` is the registry key."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: str
-    label: str | None = Field(
-        default=None, description="Optional short name for this analysis in reports (defaults to the kind)."
-    )
-
-
-def register_params(kind: str):
-    """Class decorator: register a parameter model under its YAML ``kind``."""
-
-    def deco(cls: type[AnalysisParams]) -> type[AnalysisParams]:
-        if kind in PARAMS:
-            raise ValueError(f"analysis kind {kind!r} registered twice")
-        PARAMS[kind] = cls
-        return cls
-
-    return deco
-
-
 def known_kinds() -> list[str]:
     """The registered analysis kinds, sorted (for 'unknown kind' messages)."""
-    return sorted(PARAMS)
+    from evalspec.analyses.registry import KIND_MODULES
+
+    return sorted(KIND_MODULES)
 
 
 @register_params("proportion")

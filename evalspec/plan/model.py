@@ -23,7 +23,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union, cast
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from evalspec.analyses.params import PARAMS
+from evalspec.analyses.registry import params_models
 from evalspec.plan import rules as _rules
 
 Identifier = Annotated[
@@ -278,7 +278,8 @@ class Slice(_Strict):
 
 
 def _analysis_union() -> Any:
-    models = tuple(PARAMS.values())
+    """The discriminated union of every registered kind's parameter model (``kind`` selects one)."""
+    models = tuple(params_models().values())
     if len(models) == 1:
         return models[0]
     return Annotated[Union[models], Field(discriminator="kind")]  # noqa: UP007
