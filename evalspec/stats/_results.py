@@ -18,7 +18,9 @@ import numpy as np
 
 __all__ = [
     "BootstrapResult",
+    "ClusteredMcNemarResult",
     "ClusteredMeanResult",
+    "ClusteredProportionResult",
     "EquivalenceResult",
     "HDIResult",
     "Interval",
@@ -119,12 +121,6 @@ class ProportionResult(IntervalResult):
 
     kind = "proportion_interval"
 
-    def confidence_interval(self, confidence_level: float) -> Interval:
-        """The same method's interval at another confidence level (cheap to recompute)."""
-        from evalspec.stats.proportion import proportion_interval
-
-        return proportion_interval(self.successes, self.n, self.method, confidence_level, self.alternative).interval
-
 
 @dataclass(frozen=True, kw_only=True)
 class PairedDifferenceResult(IntervalResult):
@@ -136,12 +132,6 @@ class PairedDifferenceResult(IntervalResult):
     table: tuple[int, int, int, int]
 
     kind = "paired_difference_interval"
-
-    def confidence_interval(self, confidence_level: float) -> Interval:
-        """The same method's interval at another confidence level (cheap to recompute)."""
-        from evalspec.stats.paired import paired_difference_interval
-
-        return paired_difference_interval(*self.table, method=self.method, confidence_level=confidence_level).interval
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -207,14 +197,67 @@ class EquivalenceResult(IntervalResult):
 
 @dataclass(frozen=True, kw_only=True)
 class ClusteredMeanResult(IntervalResult):
-    """Mean with a cluster-robust standard error and a t interval on ``n_clusters - 1`` df."""
+    """Mean with a cluster-robust standard error and a t interval on ``df`` degrees of freedom.
+
+    ``df`` is the Bell-McCaffrey value (a real number) for CR2 and ``n_clusters - 1`` for
+    CR0/CR1.
+    """
 
     se: float
-    df: int
+    df: float
     n_clusters: int
     correction: str
 
     kind = "clustered_mean_interval"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusteredProportionResult(IntervalResult):
+    """Cluster-aware interval (or one-sided bound) for one proportion.
+
+    The proportion ``estimate = successes / n`` is the mean of per-case outcomes. The
+    interval is a binomial interval (``method``: Wilson or Clopper-Pearson) computed on an
+    effective number of cases ``effective_n = n / design_effect`` (with a degrees-of-freedom
+    adjustment, see :func:`evalspec.stats.clustered_proportion_interval`), and never narrower
+    than the same interval treating cases as independent. ``design_effect`` is the estimated
+    ratio of the cluster-robust (CR2) variance to the binomial variance ``p(1-p)/n`` (1 when
+    it cannot be estimated, and then ``note`` says so); ``df`` the Bell-McCaffrey degrees of
+    freedom; ``se`` the CR2 standard error.
+    """
+
+    successes: float
+    alternative: str
+    n_clusters: int
+    design_effect: float
+    effective_n: float
+    df: float
+    se: float
+    note: str = ""
+
+    kind = "clustered_proportion_interval"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusteredMcNemarResult(_ToDict):
+    """McNemar-type test of equal paired proportions when cases come in clusters.
+
+    ``statistic`` is the chi-square statistic on 1 df of Durkalski et al. (2003),
+    ``(sum_k (b_k - c_k))^2 / sum_k (b_k - c_k)^2``; ``pvalue`` is two-sided. ``b`` and
+    ``c`` are the total discordant counts (first only, second only), ``n`` the number of
+    paired cases and ``n_clusters`` the number of clusters (``clusters_discordant`` of them
+    hold at least one disagreement).
+    """
+
+    statistic: float
+    pvalue: float
+    method: str
+    b: int
+    c: int
+    n: int
+    n_clusters: int
+    clusters_discordant: int
+
+    kind = "clustered_mcnemar"
 
 
 @dataclass(frozen=True, kw_only=True)

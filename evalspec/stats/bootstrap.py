@@ -33,7 +33,7 @@ from evalspec.stats._validation import (
 __all__ = ["BOOTSTRAP_INTERVALS", "cluster_totals", "paired_cluster_bootstrap"]
 
 #: Interval types accepted by :func:`paired_cluster_bootstrap`.
-BOOTSTRAP_INTERVALS = ("bca", "percentile")
+BOOTSTRAP_INTERVALS = ("percentile", "bca")
 
 #: Cluster indices drawn per chunk (about 36 MB of working memory per worker).
 _CHUNK_ELEMENTS = 2_000_000
@@ -133,7 +133,7 @@ def paired_cluster_bootstrap(
     clusters: ArrayLike | None,
     resamples: int = 10_000,
     confidence_level: float = 0.95,
-    interval: str = "bca",
+    interval: str = "percentile",
     seed: int = 0,
     *,
     workers: int | None = None,
@@ -153,11 +153,13 @@ def paired_cluster_bootstrap(
         Number of bootstrap resamples B (at least 100).
     confidence_level : float
         Two-sided nominal coverage in (0, 1).
-    interval : {"bca", "percentile"}
-        ``"bca"`` -- bias-corrected and accelerated (Efron 1987) with the acceleration from a
+    interval : {"percentile", "bca"}
+        ``"percentile"`` (default) -- the plain percentile interval; in the project's
+        coverage study it was never worse than BCa with up to 50 clusters. ``"bca"`` --
+        bias-corrected and accelerated (Efron 1987) with the acceleration from a
         jackknife over clusters and the bias correction ``z0 = Phi^-1(#{theta* < theta} +
         #{theta* = theta}/2) / B)`` (ties counted half, which matters for 0/1 data with few
-        clusters); ``"percentile"`` -- the plain percentile interval.
+        clusters).
     seed : int
         Seed of the random draws (``numpy.random.SeedSequence``); the result is a
         deterministic function of the data, ``seed`` and ``resamples``, and does not depend
@@ -186,7 +188,7 @@ def paired_cluster_bootstrap(
     variation; when the observed difference lies outside the bootstrap distribution BCa is
     undefined and the percentile interval is reported instead (``method`` says which).
     With few clusters (fewer than about 20) any bootstrap interval is unstable and
-    under-covers; see ``docs/coverage.md``.
+    under-covers (see the project's coverage study); prefer the CR2 t interval there.
     """
     level = _level("confidence_level", confidence_level)
     interval = _choice("interval", interval, BOOTSTRAP_INTERVALS)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 
-from scipy import optimize, special, stats
+from scipy import special
 
+from evalspec.stats._numeric import find_root, normal_upper_quantile
 from evalspec.stats._results import (
     EquivalenceResult,
     McNemarResult,
@@ -18,7 +19,7 @@ from evalspec.stats._results import (
     PairedDifferenceResult,
 )
 from evalspec.stats._validation import InvalidArgument, _choice, _count, _level
-from evalspec.stats.proportion import _wilson
+from evalspec.stats.proportion import wilson_limits
 
 __all__ = [
     "MCNEMAR_METHODS",
@@ -80,7 +81,11 @@ def paired_difference_interval(
     -------
     PairedDifferenceResult
         ``estimate = (b - c)/n`` (for every method, including the adjusted ones whose
-        interval is centred elsewhere) and an interval clipped to [-1, 1].
+        interval is centred elsewhere) and an interval clipped to [-1, 1] that always
+        contains the estimate: the adjusted Wald intervals (``agresti_min``,
+        ``bonett_price``) are centred at a shrunken difference and can otherwise exclude the
+        observed one (for example ``agresti_min`` on (0, 20, 0, 0): centre 20/22), so their
+        limit on that side is moved out to the estimate.
 
     Notes
     -----
@@ -108,8 +113,11 @@ def paired_difference_interval(
     n = a + b + c + d
     tail = (1.0 - level) / 2.0
     low, high = _PAIRED[method](a, b, c, d, tail)
+    estimate = (b - c) / n
+    # an interval must contain its own estimate (the shrunken-centre methods can miss it)
+    low, high = min(low, estimate), max(high, estimate)
     return PairedDifferenceResult(
-        estimate=(b - c) / n,
+        estimate=estimate,
         low=float(min(max(low, -1.0), 1.0)),
         high=float(min(max(high, -1.0), 1.0)),
         method=method,
@@ -119,15 +127,14 @@ def paired_difference_interval(
     )
 
 
-def _z(tail: float) -> float:
-    return float(special.ndtri(1.0 - tail))
+_z = normal_upper_quantile
 
 
 def _newcombe(a: int, b: int, c: int, d: int, tail: float, corrected: bool = True) -> tuple[float, float]:
     n = a + b + c + d
     p1, p2 = (a + b) / n, (a + c) / n
-    l1, u1 = _wilson(a + b, n, tail)
-    l2, u2 = _wilson(a + c, n, tail)
+    l1, u1 = wilson_limits(a + b, n, tail)
+    l2, u2 = wilson_limits(a + c, n, tail)
     denom = (a + b) * (c + d) * (a + c) * (b + d)
     if denom == 0:
         phi = 0.0
@@ -191,11 +198,11 @@ def _tango_limits(b: int, c: int, n: int, tail: float) -> tuple[float, float]:
     if f(-edge, z) <= 0.0:
         low = -1.0
     else:
-        low = optimize.brentq(f, -edge, theta, args=(z,), xtol=1e-14, rtol=1e-14) if theta > -edge else -1.0
+        low = find_root(lambda delta: f(delta, z), -edge, theta, xtol=1e-14) if theta > -edge else -1.0
     if f(edge, -z) >= 0.0:
         high = 1.0
     else:
-        high = optimize.brentq(f, theta, edge, args=(-z,), xtol=1e-14, rtol=1e-14) if theta < edge else 1.0
+        high = find_root(lambda delta: f(delta, -z), theta, edge, xtol=1e-14) if theta < edge else 1.0
     return low, high
 
 
@@ -273,9 +280,10 @@ def mcnemar(b: int, c: int, method: str = "exact") -> McNemarResult:
         return McNemarResult(statistic=0.0, pvalue=1.0, method=method, b=b, c=c, n=0)
     k = min(b, c)
     if method in ("exact", "mid_p"):
-        p = 2.0 * float(stats.binom.cdf(k, m, 0.5))
+        # P(X <= k) for X ~ Bin(m, 1/2); mid-p = P(X <= k) + P(X <= k - 1) = 2 P(X <= k) - P(X = k)
+        p = 2.0 * float(special.bdtr(k, m, 0.5))
         if method == "mid_p":
-            p -= float(stats.binom.pmf(k, m, 0.5))
+            p = float(special.bdtr(k, m, 0.5)) + (float(special.bdtr(k - 1, m, 0.5)) if k > 0 else 0.0)
         statistic = float(b)
     else:
         diff = abs(b - c) - (1 if method == "asymptotic_cc" else 0)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 
-from scipy import optimize, special
+from scipy import special
 
+from evalspec.stats._numeric import find_root, normal_upper_quantile
 from evalspec.stats._results import ProportionResult
 from evalspec.stats._validation import InvalidArgument, _choice, _count, _level
 
-__all__ = ["PROPORTION_METHODS", "ALTERNATIVES", "proportion_interval"]
+__all__ = ["ALTERNATIVES", "PROPORTION_METHODS", "clopper_pearson_limits", "proportion_interval", "wilson_limits"]
 
 #: Methods accepted by :func:`proportion_interval`.
 PROPORTION_METHODS = ("wilson", "wilson_cc", "clopper_pearson", "jeffreys", "agresti_coull", "mid_p", "wald")
@@ -120,12 +121,17 @@ def proportion_interval(
     )
 
 
-def _z(tail: float) -> float:
-    """Upper ``tail`` quantile of the standard normal."""
-    return float(special.ndtri(1.0 - tail))
+_z = normal_upper_quantile
 
 
-def _wilson(x: int, n: int, tail: float) -> tuple[float, float]:
+def wilson_limits(x: float, n: float, tail: float) -> tuple[float, float]:
+    """Wilson score limits for ``x`` successes in ``n`` trials, ``tail`` probability per side.
+
+    The building block of :func:`proportion_interval` (``"wilson"``), of Newcombe's paired
+    interval and of the cluster-aware interval, which calls it with a non-integer effective
+    ``x`` and ``n``. ``low`` is exactly 0 at ``x = 0`` and ``high`` exactly 1 at ``x = n``.
+    Arguments are not validated (``0 <= x <= n``, ``n > 0``, ``0 < tail < 1/2``).
+    """
     z = _z(tail)
     z2 = z * z
     centre = (x + z2 / 2.0) / (n + z2)
@@ -152,7 +158,12 @@ def _wilson_cc(x: int, n: int, tail: float) -> tuple[float, float]:
     return low, high
 
 
-def _clopper_pearson(x: int, n: int, tail: float) -> tuple[float, float]:
+def clopper_pearson_limits(x: float, n: float, tail: float) -> tuple[float, float]:
+    """Clopper-Pearson (exact, beta-quantile) limits with ``tail`` probability per side.
+
+    Also defined for a non-integer ``x`` and ``n`` (the beta quantiles are continuous in
+    them), which the cluster-aware bound uses. Arguments are not validated.
+    """
     low = 0.0 if x == 0 else float(special.betaincinv(x, n - x + 1, tail))
     high = 1.0 if x == n else float(special.betaincinv(x + 1, n - x, 1.0 - tail))
     return low, high
@@ -183,8 +194,8 @@ def _mid_p(x: int, n: int, tail: float) -> tuple[float, float]:
         below = float(special.bdtr(x - 1, n, p)) if x > 0 else 0.0
         return 0.5 * (below + float(special.bdtr(x, n, p))) - tail
 
-    low = 0.0 if x == 0 else optimize.brentq(upper_tail, 0.0, 1.0, xtol=1e-15, rtol=1e-14)
-    high = 1.0 if x == n else optimize.brentq(lower_tail, 0.0, 1.0, xtol=1e-15, rtol=1e-14)
+    low = 0.0 if x == 0 else find_root(upper_tail, 0.0, 1.0)
+    high = 1.0 if x == n else find_root(lower_tail, 0.0, 1.0)
     return low, high
 
 
@@ -196,9 +207,9 @@ def _wald(x: int, n: int, tail: float) -> tuple[float, float]:
 
 
 _LIMITS = {
-    "wilson": _wilson,
+    "wilson": wilson_limits,
     "wilson_cc": _wilson_cc,
-    "clopper_pearson": _clopper_pearson,
+    "clopper_pearson": clopper_pearson_limits,
     "jeffreys": _jeffreys,
     "agresti_coull": _agresti_coull_unclipped,
     "mid_p": _mid_p,

@@ -40,7 +40,6 @@ SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthChe
 # Agresti-Min at 85 % excludes the estimate -1 of the one-pair table (0, 0, 1, 0), and an
 # exhaustive scan (b, c < 120) found no exclusion at 90 % or 95 %.
 _SHRUNK_PROPORTION = {"agresti_coull"}
-_SHRUNK_PAIRED = {"agresti_min", "bonett_price"}
 
 
 @FAST
@@ -88,8 +87,7 @@ def test_paired_interval_bounded_and_contains_estimate(
 ) -> None:
     r = paired_difference_interval(*table, method=method, confidence_level=level)
     assert -1.0 <= r.low <= r.high <= 1.0
-    if method not in _SHRUNK_PAIRED or level >= 0.9:
-        assert r.low - EPS <= r.estimate <= r.high + EPS
+    assert r.low <= r.estimate <= r.high  # every method, every level (exactly, no tolerance)
 
 
 @FAST
@@ -100,11 +98,13 @@ def test_paired_intervals_nest(table: tuple[int, int, int, int], levels: tuple[f
     assert wide.low <= narrow.low + EPS and narrow.high <= wide.high + EPS
 
 
-def test_agresti_min_can_exclude_the_estimate_at_low_levels() -> None:
-    """The documented exception to 'estimate in interval' (shrunk centre, n = 1)."""
+def test_shrunk_centre_methods_contain_their_estimate() -> None:
+    """Agresti-Min used to give (-0.99, 0.29) for the estimate -1 (table (0, 0, 1, 0) at 85 %)."""
     r = paired_difference_interval(0, 0, 1, 0, "agresti_min", 0.85)
-    assert r.estimate == -1.0 and r.low > -1.0
-    assert paired_difference_interval(0, 0, 1, 0, "agresti_min", 0.9).low == -1.0
+    assert r.estimate == -1.0 and r.low == -1.0 and r.high == pytest.approx(0.2861423792540117, abs=1e-12)
+    for method in ("agresti_min", "bonett_price"):
+        r = paired_difference_interval(0, 20, 0, 0, method, 0.5)  # estimate 1, centre 20/22: high was < 1
+        assert r.high == 1.0 and r.low < 1.0
 
 
 @FAST
