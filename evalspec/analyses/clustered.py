@@ -1,25 +1,76 @@
 """The ``clustered_mean`` analysis: mean numeric score with a cluster-robust interval.
 
-Every attempt with a score counts; attempts of one case — and cases of one cluster —
-are correlated, so the standard error is clustered (CR1 by default) on the plan's cluster
-(or on the case when no cluster is declared) and the t interval uses ``C − 1`` degrees of
-freedom for ``C`` clusters. The kernel is :func:`evalspec.stats.clustered_mean_interval`.
+Every attempt with a score counts; attempts of one case — and cases of one cluster — are
+correlated, so the standard error is clustered on the plan's cluster (or on the case when
+no cluster is declared). The default correction is CR2 (Bell–McCaffrey bias-reduced
+linearisation) with the Bell–McCaffrey Satterthwaite degrees of freedom, at every number of
+clusters; CR0/CR1 (t on ``G − 1`` df) stay as options. The kernel is
+:func:`evalspec.stats.clustered_mean_interval`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+from pydantic import Field
 
-from evalspec.analyses.context import AnalysisContext
-from evalspec.analyses.registry import analysis
-from evalspec.stats import clustered_mean_interval
+from evalspec.analyses.base import AnalysisParams, ConfidenceLevel
+from evalspec.analyses.contract import AnalysisKind, Caveat, ColumnNeed, Outcome, ResultModel
 
-__all__ = ["clustered_mean"]
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from evalspec.analyses.context import AnalysisContext
+
+__all__ = ["KIND", "ClusteredMeanParams", "ClusteredMeanResult", "columns", "compute"]
+
+#: Fewer clusters than this: a caveat that the interval rests on few independent units.
+FEW_CLUSTERS = 10
+
+
+class ClusteredMeanParams(AnalysisParams):
+    """Mean of a numeric score with a cluster-robust standard error and a t interval."""
+
+    kind: Literal["clustered_mean"]
+    score: str | None = Field(
+        None, description="Results column with the numeric score; default the outcome column."
+    )
+    correction: Literal["CR2", "CR1", "CR0"] = Field(
+        "CR2", description="Small-sample correction of the clustered SE: CR2 with Bell-McCaffrey df (default), "
+        "or CR1/CR0 with G-1 df.")
+    confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
+    candidates: list[str] | None = Field(None, description="Candidates to report; default all.")
+
+
+class ClusteredMeanEntry(ResultModel):
+    n: int = Field(description="Attempts with a score.")
+    n_clusters: int
+    cluster_unit: Literal["clusters", "cases"]
+    correction: str
+    confidence_level: float
+    missing_scores: int
+    estimate: float | None
+    se: float | None
+    df: float | None
+    low: float | None
+    high: float | None
+    method: str | None = None
+    note: str | None = None
+
+
+class ClusteredMeanResult(ResultModel):
+    score: str | None = Field(description="The score column (None: the outcome).")
+    candidates: dict[str, ClusteredMeanEntry]
+
+
+def columns(params: ClusteredMeanParams, plan: Any) -> list[ColumnNeed]:
+    """The score column, kept per attempt row."""
+    return [] if params.score is None else [ColumnNeed(column=params.score, key="score", level="row")]
 
 
 def _numbers(col: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     out = np.full(col.shape[0], np.nan)
     for i, v in enumerate(col):
         if isinstance(v, bool) or v is None:
@@ -31,9 +82,12 @@ def _numbers(col: np.ndarray) -> np.ndarray:
     return out
 
 
-@analysis("clustered_mean")
-def clustered_mean(ctx: AnalysisContext, params: Any) -> dict[str, Any]:
-    """Mean score per candidate, CR1 (or CR0) clustered SE, t interval on C − 1 df."""
+def compute(ctx: AnalysisContext, params: ClusteredMeanParams) -> Outcome:
+    """Mean score per candidate, clustered SE, t interval."""
+    import numpy as np
+
+    from evalspec.stats import clustered_mean_interval
+
     reps = ctx.repeats
     level = ctx.level(params)
     if params.score is not None:
@@ -43,21 +97,31 @@ def clustered_mean(ctx: AnalysisContext, params: Any) -> dict[str, Any]:
     else:
         scores = reps.score
     clusters_all = ctx.case_cluster[reps.case] if ctx.case_cluster is not None else reps.case
-    unit = "clusters" if ctx.case_cluster is not None else "cases"
-    out: dict[str, Any] = {}
+    unit: Literal["clusters", "cases"] = "clusters" if ctx.case_cluster is not None else "cases"
+    out: dict[str, ClusteredMeanEntry] = {}
+    caveats: list[Caveat] = []
     for name in ctx.chosen(params):
-        rows = (reps.cand == ctx.index(name)) & ~np.isnan(scores)
+        mine = reps.cand == ctx.index(name)
+        rows = mine & ~np.isnan(scores)
         values, clusters = scores[rows], clusters_all[rows]
         n_cl = int(np.unique(clusters).size)
-        entry: dict[str, Any] = {"n": int(values.size), "n_clusters": n_cl, "cluster_unit": unit,
-                                 "correction": params.correction, "confidence_level": level,
-                                 "missing_scores": int(np.count_nonzero((reps.cand == ctx.index(name))
-                                                                        & np.isnan(scores)))}
+        base: dict[str, Any] = {"n": int(values.size), "n_clusters": n_cl, "cluster_unit": unit,
+                                "correction": params.correction, "confidence_level": level,
+                                "missing_scores": int(np.count_nonzero(mine & np.isnan(scores)))}
         if n_cl < 2:
-            entry.update(estimate=float(values.mean()) if values.size else None, se=None, df=None, low=None,
-                         high=None, note="Fewer than two clusters: no clustered standard error.")
-        else:
-            r = clustered_mean_interval(values, clusters, confidence_level=level, correction=params.correction)
-            entry.update(estimate=r.estimate, se=r.se, df=r.df, low=r.low, high=r.high, method=r.method)
-        out[name] = entry
-    return {"candidates": out}
+            out[name] = ClusteredMeanEntry(**base, estimate=float(values.mean()) if values.size else None, se=None,
+                                           df=None, low=None, high=None,
+                                           note=f"Fewer than two {unit}: no clustered standard error.")
+            continue
+        r = clustered_mean_interval(values, clusters, confidence_level=level, correction=params.correction)
+        out[name] = ClusteredMeanEntry(**base, estimate=r.estimate, se=r.se, df=r.df, low=r.low, high=r.high,
+                                       method=r.method)
+        if n_cl < FEW_CLUSTERS:
+            caveats.append(Caveat(code="few_clusters", severity="note", message=(
+                f"{name}: the mean score's interval rests on {n_cl} independent {unit}; an interval from so few "
+                "units is itself unstable.")))
+    return Outcome(result=ClusteredMeanResult(score=params.score, candidates=out), caveats=caveats)
+
+
+KIND = AnalysisKind(name="clustered_mean", params=ClusteredMeanParams, result=ClusteredMeanResult, compute=compute,
+                    title="Mean score with clustered standard errors", columns=columns, order=70)

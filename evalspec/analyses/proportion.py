@@ -1,36 +1,86 @@
 """The ``proportion`` analysis: each candidate's pass rate with an interval.
 
-Seed 000's worked example: A passes 82 of 100, 95 % Wilson 73.3 %–88.3 %. The interval
-is for one candidate's proportion under binomial assumptions, not for a difference.
+"Repeat AI evaluations and report uncertainty honestly" (worked example): A passes 82 of
+100, 95 % Wilson 73.3 %–88.3 %. The interval is for one candidate's proportion, not for a
+difference.
 
-Under the ``mean`` attempt rule a case outcome is a fraction, so "successes" are
-fractional and a binomial interval would treat repeats as independent trials. Then the
-interval is the clustered mean's t interval (CR1 over clusters, or over cases when no
-cluster is declared) and the result says so in ``note``.
+* Binary case outcomes without clusters: the plan's binomial interval (Wilson by default).
+* Binary case outcomes with declared clusters: cases of one cluster are not independent,
+  so the interval is cluster-aware (:func:`evalspec.stats.clustered_proportion_interval`:
+  the binomial interval on the effective number of cases ``n / design effect``, never
+  narrower than the independent one) when that kernel is available; otherwise the binomial
+  interval with a caveat saying it treats cases as independent.
+* Under the ``mean`` attempt rule a case outcome is a fraction, so successes are
+  fractional and a binomial interval would treat repeats as independent trials: the
+  interval is the cluster-robust (CR2, Bell–McCaffrey df) t interval of the mean case
+  outcome over clusters (or over cases when none is declared), and a caveat says so.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+from pydantic import Field
 
-from evalspec.analyses.context import AnalysisContext
-from evalspec.analyses.registry import analysis
-from evalspec.stats import clustered_mean_interval, proportion_interval
+from evalspec.analyses.base import AnalysisParams, ConfidenceLevel
+from evalspec.analyses.contract import AnalysisKind, Caveat, Outcome, ResultModel
 
-__all__ = ["proportion", "proportion_of"]
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from evalspec.analyses.context import AnalysisContext
+
+__all__ = ["KIND", "ProportionEntry", "ProportionParams", "ProportionResult", "compute", "proportion_of"]
+
+ProportionMethod = Literal[
+    "wilson", "wilson_cc", "clopper_pearson", "jeffreys", "agresti_coull", "mid_p", "wald"
+]
 
 MEAN_RULE_NOTE = (
     "Attempt rule 'mean': each case contributes the fraction of its attempts that passed, so successes "
-    "are fractional; the interval is a t interval on the cluster-robust (CR1) standard error of the mean "
+    "are fractional; the interval is a t interval on the cluster-robust (CR2) standard error of the mean "
     "case outcome, not a binomial interval."
 )
 
 
-def proportion_of(ctx: AnalysisContext, name: str, method: str, level: float,
-                  mask: np.ndarray | None = None) -> dict[str, Any] | None:
-    """Pass rate of ``name`` (within ``mask``) as a claim entry; None when it has no cases."""
+class ProportionParams(AnalysisParams):
+    """Pass rate of each candidate with a binomial interval ("Repeat AI evaluations...", worked example)."""
+
+    kind: Literal["proportion"]
+    method: ProportionMethod = Field("wilson", description="Interval method for a single proportion.")
+    confidence_level: ConfidenceLevel | None = Field(
+        None, description="Defaults to decision.confidence_level."
+    )
+    candidates: list[str] | None = Field(None, description="Candidates to report; default all.")
+
+
+class ProportionEntry(ResultModel):
+    """One candidate's pass rate and interval."""
+
+    successes: int | float = Field(description="Passing cases (fractional under the 'mean' attempt rule).")
+    n: int = Field(description="Cases with an outcome.")
+    estimate: float
+    low: float
+    high: float
+    method: str = Field(description="Interval method actually used.")
+    confidence_level: float
+    n_clusters: int | None = Field(None, description="Clusters behind a cluster-aware interval.")
+    design_effect: float | None = Field(None, description="Estimated design effect of a cluster-aware interval.")
+    note: str | None = None
+
+
+class ProportionResult(ResultModel):
+    """Pass rate of each chosen candidate."""
+
+    candidates: dict[str, ProportionEntry]
+
+
+def _entry(ctx: AnalysisContext, name: str, method: str, level: float,
+           mask: np.ndarray | None = None) -> tuple[ProportionEntry | None, list[Caveat]]:
+    import numpy as np
+
+    from evalspec.stats import clustered_mean_interval, proportion_interval
+
     row = ctx.outcomes.values[ctx.index(name)]
     keep = ~np.isnan(row)
     if mask is not None:
@@ -38,30 +88,71 @@ def proportion_of(ctx: AnalysisContext, name: str, method: str, level: float,
     idx = np.flatnonzero(keep)
     n = int(idx.size)
     if n == 0:
-        return None
+        return None, []
     vals = row[idx]
     if ctx.outcomes.binary:
         successes = int(vals.sum())
+        if ctx.case_cluster is not None:
+            clustered = _clustered(vals, ctx.case_cluster[idx], method, level)
+            if clustered is not None:
+                return clustered, []
         r = proportion_interval(successes, n, method=method, confidence_level=level)
-        return {"successes": successes, "n": n, "estimate": r.estimate, "low": r.low, "high": r.high,
-                "method": r.method, "confidence_level": r.confidence_level}
+        caveats = []
+        if ctx.case_cluster is not None:
+            caveats.append(Caveat(code="cases_independent", severity="note", message=(
+                f"{name}: the {r.method} interval treats cases as independent, but cases share clusters, so it "
+                "may be too narrow.")))
+        return ProportionEntry(successes=successes, n=n, estimate=r.estimate, low=r.low, high=r.high,
+                               method=r.method, confidence_level=r.confidence_level), caveats
     clusters = ctx.case_cluster[idx] if ctx.case_cluster is not None else np.arange(n)
     if n < 2 or np.unique(clusters).size < 2:
-        return {"successes": float(vals.sum()), "n": n, "estimate": float(vals.mean()), "low": 0.0, "high": 1.0,
-                "method": "none (fewer than 2 clusters)", "confidence_level": level, "note": MEAN_RULE_NOTE}
-    r = clustered_mean_interval(vals, clusters, confidence_level=level, correction="CR1")
-    return {"successes": float(vals.sum()), "n": n, "estimate": r.estimate, "low": max(0.0, r.low),
-            "high": min(1.0, r.high), "method": "clustered_mean_t (CR1)", "confidence_level": r.confidence_level,
-            "note": MEAN_RULE_NOTE}
+        return ProportionEntry(successes=float(vals.sum()), n=n, estimate=float(vals.mean()), low=0.0, high=1.0,
+                               method="none (fewer than 2 clusters)", confidence_level=level,
+                               note=MEAN_RULE_NOTE), []
+    r = clustered_mean_interval(vals, clusters, confidence_level=level, correction="CR2")
+    return ProportionEntry(successes=float(vals.sum()), n=n, estimate=r.estimate, low=max(0.0, r.low),
+                           high=min(1.0, r.high), method="clustered_mean_t (CR2)",
+                           confidence_level=r.confidence_level, n_clusters=r.n_clusters,
+                           note=MEAN_RULE_NOTE), []
 
 
-@analysis("proportion")
-def proportion(ctx: AnalysisContext, params: Any) -> dict[str, Any]:
+def _clustered(vals: np.ndarray, clusters: np.ndarray, method: str, level: float) -> ProportionEntry | None:
+    """The cluster-aware interval, when the statistics kernel provides one for ``method``."""
+    try:
+        from evalspec.stats import clustered_proportion_interval  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    kernel_method = "clopper_pearson" if method in ("clopper_pearson", "mid_p", "jeffreys") else "wilson"
+    try:
+        r = clustered_proportion_interval(vals, clusters, confidence_level=level, method=kernel_method)
+    except TypeError:
+        return None
+    note = getattr(r, "note", "") or None
+    return ProportionEntry(successes=int(round(float(r.successes))), n=int(r.n), estimate=float(r.estimate),
+                           low=float(r.low), high=float(r.high), method=f"{r.method} (cluster-adjusted)",
+                           confidence_level=float(r.confidence_level), n_clusters=int(r.n_clusters),
+                           design_effect=float(r.design_effect), note=note)
+
+
+def proportion_of(ctx: AnalysisContext, name: str, method: str, level: float,
+                  mask: np.ndarray | None = None) -> dict[str, Any] | None:
+    """Pass rate of ``name`` (within ``mask``) as a JSON-ready dict; None when it has no cases."""
+    entry, _ = _entry(ctx, name, method, level, mask)
+    return None if entry is None else entry.model_dump(mode="json", exclude_none=True)
+
+
+def compute(ctx: AnalysisContext, params: ProportionParams) -> Outcome:
     """Each chosen candidate's pass rate with the plan's interval method."""
     level = ctx.level(params)
-    out: dict[str, Any] = {}
+    out: dict[str, ProportionEntry] = {}
+    caveats: list[Caveat] = []
     for name in ctx.chosen(params):
-        res = proportion_of(ctx, name, params.method, level)
-        if res is not None:
-            out[name] = res
-    return {"candidates": out}
+        entry, notes = _entry(ctx, name, params.method, level)
+        if entry is not None:
+            out[name] = entry
+            caveats += notes
+    return Outcome(result=ProportionResult(candidates=out), caveats=caveats)
+
+
+KIND = AnalysisKind(name="proportion", params=ProportionParams, result=ProportionResult, compute=compute,
+                    title="Each candidate's pass rate", order=10)

@@ -1,9 +1,9 @@
 """The ``run_variation`` analysis: run-to-run variation against case-to-case variation.
 
-Seed 000 ("Separate sources of variation"): case variation asks how outcomes differ
-across cases; run variation how one configuration behaves when a case is repeated. With
-``K_i`` attempts of case ``i`` and pass fraction ``p_i``, the decomposition of Miller
-(2024, "Adding Error Bars to Evals", §4) is
+"Repeat AI evaluations and report uncertainty honestly" ("Separate sources of variation"):
+case variation asks how outcomes differ across cases; run variation how one configuration
+behaves when a case is repeated. With ``K_i`` attempts of case ``i`` and pass fraction
+``p_i``, the decomposition of Miller (2024, "Adding Error Bars to Evals", §4) is
 
 * within-case (run) variance ``σ²_w = mean_i[ p_i (1 − p_i) K_i / (K_i − 1) ]`` — the
   unbiased per-case Bernoulli variance, averaged over cases;
@@ -14,23 +14,68 @@ across cases; run variation how one configuration behaves when a case is repeate
 
 More repeats shrink only the ``σ²_w / K`` term: when ``σ²_b`` dominates, new independent
 cases help and more repeats do not. Repeat agreement is the share of cases whose attempts
-all agree. These are moment estimates of a few lines of NumPy (no interval is computed),
-so they live here rather than in :mod:`evalspec.stats`.
+all agree.
+
+The decomposition treats cases as independent. When clusters are declared the result also
+gives the cluster-robust (CR2) standard error of the mean case outcome over clusters
+(``se_clustered``), the one that accounts for shared clusters, and a caveat compares the two.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+from pydantic import Field
 
-from evalspec.analyses.context import AnalysisContext
-from evalspec.analyses.registry import analysis
+from evalspec.analyses.base import AnalysisParams
+from evalspec.analyses.contract import AnalysisKind, Caveat, Outcome, ResultModel
 
-__all__ = ["run_variation", "variance_decomposition", "SE_REPEATS"]
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from evalspec.analyses.context import AnalysisContext
+
+__all__ = ["KIND", "SE_REPEATS", "RunVariationParams", "RunVariationResult", "compute", "variance_decomposition"]
 
 #: Repeats per case at which the standard error is shown.
 SE_REPEATS = (1, 2, 5, 10, 20, 50)
+
+
+class RunVariationParams(AnalysisParams):
+    """Run variation vs case variation from repeats ("Repeat AI evaluations...", 'Separate sources of variation')."""
+
+    kind: Literal["run_variation"]
+    candidates: list[str] | None = Field(None, description="Candidates to report; default all.")
+
+
+class SeAtRepeats(ResultModel):
+    repeats: int
+    se: float
+
+
+class RunVariationEntry(ResultModel):
+    """One candidate's decomposition (variances are None with fewer than two repeated cases)."""
+
+    cases: int
+    repeats: int = Field(description="Planned repeats per case.")
+    repeats_observed_mean: float
+    repeated_cases: int = Field(description="Cases attempted at least twice.")
+    mean: float | None
+    agreement: float | None = Field(description="Share of repeated cases whose attempts all agree.")
+    within_case_variance: float | None
+    between_case_variance: float | None
+    se: float | None = Field(description="Standard error of the mean at the observed repeats (cases independent).")
+    se_by_repeats: list[SeAtRepeats] = Field(default_factory=list)
+    se_limit: float | None = Field(None, description="Standard error with infinitely many repeats.")
+    run_share: float | None = Field(None, description="Share of the variance of the mean due to run variation.")
+    se_clustered: float | None = Field(
+        None, description="Cluster-robust (CR2) standard error of the mean case outcome, when clusters are declared.")
+    n_clusters: int | None = None
+    note: str | None = None
+
+
+class RunVariationResult(ResultModel):
+    candidates: dict[str, RunVariationEntry]
 
 
 def variance_decomposition(case: np.ndarray, passed: np.ndarray) -> dict[str, Any]:
@@ -48,16 +93,19 @@ def variance_decomposition(case: np.ndarray, passed: np.ndarray) -> dict[str, An
     dict
         ``cases`` (with at least one attempt), ``repeated_cases`` (at least two),
         ``mean_repeats``, ``mean``, ``within_case_variance``, ``between_case_variance``,
-        ``agreement``; variances are None without repeated cases.
+        ``agreement``, and ``codes``/``case_means`` (per case); variances are None without
+        repeated cases.
     """
+    import numpy as np
+
     codes, inv = np.unique(case, return_inverse=True)
     k = np.bincount(inv).astype(np.float64)
     s = np.bincount(inv, weights=passed)
-    p = s / k
+    p = s / k if k.size else s
     rep = k >= 2
     out: dict[str, Any] = {"cases": int(codes.size), "repeated_cases": int(rep.sum()),
                            "mean_repeats": float(k.mean()) if k.size else 0.0,
-                           "mean": float(p.mean()) if p.size else None}
+                           "mean": float(p.mean()) if p.size else None, "codes": codes, "case_means": p}
     if rep.sum() < 2:
         out.update(within_case_variance=None, between_case_variance=None, agreement=None)
         return out
@@ -70,49 +118,72 @@ def variance_decomposition(case: np.ndarray, passed: np.ndarray) -> dict[str, An
     return out
 
 
-@analysis("run_variation")
-def run_variation(ctx: AnalysisContext, params: Any) -> dict[str, Any]:
-    """Repeat agreement, within/between-case variance and the SE as repeats grow, per candidate."""
+def _entry(ctx: AnalysisContext, name: str) -> tuple[RunVariationEntry, list[Caveat]]:
+    import numpy as np
+
+    from evalspec.stats import clustered_standard_error
+
     reps = ctx.repeats
-    out: dict[str, Any] = {}
+    rows = reps.cand == ctx.index(name)
+    passed = reps.passed[rows]
+    case = reps.case[rows]
+    if ctx.missing_policy == "exclude":
+        keep = ~np.isnan(passed)
+        passed, case = passed[keep], case[keep]
+    else:
+        passed = np.where(np.isnan(passed), 0.0, passed)
+    dec = variance_decomposition(case, passed)
+    n = dec["cases"]
+    fields: dict[str, Any] = {
+        "cases": n, "repeats": ctx.planned_repeats, "repeats_observed_mean": dec["mean_repeats"],
+        "repeated_cases": dec["repeated_cases"], "mean": dec["mean"], "agreement": dec["agreement"],
+        "within_case_variance": dec["within_case_variance"], "between_case_variance": dec["between_case_variance"],
+        "se": None,
+    }
+    caveats: list[Caveat] = []
+    if dec["within_case_variance"] is None:
+        fields["note"] = ("Fewer than two cases were attempted more than once, so run-to-run variation cannot be "
+                          "separated from case-to-case variation; repeat a representative subset of cases to measure it.")
+    else:
+        w, b = dec["within_case_variance"], dec["between_case_variance"]
+        k_obs = max(1, int(round(dec["mean_repeats"])))
+        ks = sorted(set(SE_REPEATS) | {k_obs})
+        total = b + w / k_obs
+        fields["se"] = float(np.sqrt(total / n))
+        fields["se_by_repeats"] = [SeAtRepeats(repeats=k, se=float(np.sqrt((b + w / k) / n))) for k in ks]
+        fields["se_limit"] = float(np.sqrt(b / n))
+        share = w / k_obs / total if total > 0 else 0.0
+        fields["run_share"] = float(share)
+        fields["note"] = (
+            f"With {k_obs} repeat(s) per case, run-to-run variation makes up {share:.0%} of the variance of "
+            f"the mean; even infinitely many repeats would leave a standard error of {fields['se_limit']:.3f} "
+            "from case-to-case variation, which only more independent cases reduce.")
+    if ctx.case_cluster is not None and n >= 1:
+        clusters = ctx.case_cluster[dec["codes"]]
+        g = int(np.unique(clusters).size)
+        fields["n_clusters"] = g
+        if g >= 2 and fields["se"] is not None:
+            se_cl = clustered_standard_error(dec["case_means"], clusters, correction="CR2")
+            fields["se_clustered"] = float(se_cl)
+            relation = ("wider than" if se_cl > fields["se"] * 1.005 else
+                        "narrower than" if se_cl < fields["se"] * 0.995 else "about the same as")
+            caveats.append(Caveat(code="cases_independent", severity="note", message=(
+                f"{name}: the decomposition treats cases as independent, but cases share {g} clusters. The "
+                f"cluster-robust (CR2) standard error of the mean case outcome is {se_cl:.3f}, {relation} the "
+                f"{fields['se']:.3f} that treats cases as independent; use it for the uncertainty of the pass rate. "
+                "The decomposition still shows how much repeats can help.")))
+    return RunVariationEntry(**fields), caveats
+
+
+def compute(ctx: AnalysisContext, params: RunVariationParams) -> Outcome:
+    """Repeat agreement, within/between-case variance and the SE as repeats grow, per candidate."""
+    out: dict[str, RunVariationEntry] = {}
+    caveats: list[Caveat] = []
     for name in ctx.chosen(params):
-        j = ctx.index(name)
-        rows = reps.cand == j
-        passed = reps.passed[rows]
-        case = reps.case[rows]
-        if ctx.missing_policy == "exclude":
-            keep = ~np.isnan(passed)
-            passed, case = passed[keep], case[keep]
-        else:
-            passed = np.where(np.isnan(passed), 0.0, passed)
-        dec = variance_decomposition(case, passed)
-        n = dec["cases"]
-        entry: dict[str, Any] = {"cases": n, "repeats": ctx.planned_repeats,
-                                 "repeats_observed_mean": dec["mean_repeats"],
-                                 "repeated_cases": dec["repeated_cases"], "mean": dec["mean"],
-                                 "agreement": dec["agreement"],
-                                 "within_case_variance": dec["within_case_variance"],
-                                 "between_case_variance": dec["between_case_variance"]}
-        if dec["within_case_variance"] is None:
-            entry.update(se=None, se_by_repeats=[], note=(
-                "Fewer than two cases were attempted more than once, so run-to-run variation cannot be "
-                "separated from case-to-case variation; repeat a representative subset of cases to measure it."))
-        else:
-            w, b = dec["within_case_variance"], dec["between_case_variance"]
-            k_obs = max(1, int(round(dec["mean_repeats"])))
-            ks = sorted(set(SE_REPEATS) | {k_obs})
-            entry["se"] = float(np.sqrt((b + w / k_obs) / n))
-            entry["se_by_repeats"] = [{"repeats": k, "se": float(np.sqrt((b + w / k) / n))} for k in ks]
-            entry["se_limit"] = float(np.sqrt(b / n))
-            share = w / k_obs / (b + w / k_obs) if (b + w / k_obs) > 0 else 0.0
-            entry["run_share"] = float(share)
-            entry["note"] = (
-                f"With {k_obs} repeat(s) per case, run-to-run variation makes up {share:.0%} of the variance of "
-                f"the mean; even infinitely many repeats would leave a standard error of {entry['se_limit']:.3f} "
-                "from case-to-case variation, which only more independent cases reduce.")
-        if ctx.case_cluster is not None and entry.get("se") is not None:
-            entry["clustering_note"] = ("These standard errors treat cases as independent; cases share clusters, so "
-                                        "the clustered analyses give the wider, honest interval. The decomposition "
-                                        "still shows how much repeats can help.")
-        out[name] = entry
-    return {"candidates": out}
+        out[name], notes = _entry(ctx, name)
+        caveats += notes
+    return Outcome(result=RunVariationResult(candidates=out), caveats=caveats)
+
+
+KIND = AnalysisKind(name="run_variation", params=RunVariationParams, result=RunVariationResult, compute=compute,
+                    title="Run-to-run variation", order=60)
