@@ -1,0 +1,228 @@
+"""Read the logs evaluation tools write: inspect_ai, lm-evaluation-harness, promptfoo.
+
+A small registry, format name -> adapter module. Each adapter reads a tool's files
+unchanged into :class:`~evalspec.results.adapters.base.LogFile` objects: the same raw
+columns the JSONL/CSV/Parquet readers produce (so the table, the checks and every
+analysis work unchanged) plus a provenance record (tool, version, files with SHA-256,
+rows, errors, the tool's own reported metric and stderr).
+
+Entry points:
+
+* :func:`read_logs` — read the files of one format (used by ``evalspec run`` and
+  ``evalspec convert``);
+* :func:`expand` — the log files a directory holds, for a format;
+* :func:`apply_plan` — after reading (any format): map log candidate names to plan keys
+  (``data.candidate_names``), blank the declared missing values of the outcome
+  (``data.missing_values``), and refuse candidates that share no case id;
+* :func:`sniff_tool` / :func:`detect` — which tool wrote a file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalspec.errors import Diagnostic, InputError
+from evalspec.results.adapters.base import LogFile, Options
+
+__all__ = ["ADAPTERS", "LOG_FORMATS", "LogFile", "Options", "read_logs", "expand", "apply_plan", "sniff_tool",
+           "detect", "provenance_of"]
+
+#: format name (as in ``data.format``) -> adapter module.
+ADAPTERS: dict[str, str] = {
+    "inspect": "evalspec.results.adapters.inspect_ai",
+    "lm_eval": "evalspec.results.adapters.lm_eval",
+    "promptfoo": "evalspec.results.adapters.promptfoo",
+}
+LOG_FORMATS = frozenset(ADAPTERS)
+
+_TOOL_NAMES = {"inspect": "inspect_ai", "lm_eval": "lm-evaluation-harness", "promptfoo": "promptfoo"}
+
+
+def _module(fmt: str) -> Any:
+    return importlib.import_module(ADAPTERS[fmt])
+
+
+def sniff_tool(doc: Any) -> str | None:
+    """The format name of the tool that wrote a parsed JSON document, or None."""
+    for fmt in ("inspect", "lm_eval", "promptfoo"):
+        if _module(fmt).sniff(doc):
+            return fmt
+    return None
+
+
+def detect(path: Path) -> str | None:
+    """The log format of ``path`` (a file or a directory), or None when it is not a known log."""
+    if path.is_dir():
+        for fmt in ("inspect", "lm_eval", "promptfoo"):
+            if expand(path, fmt):
+                return fmt
+        return None
+    suffix = path.suffix.lower()
+    if suffix == ".eval":
+        return "inspect"
+    if path.name.startswith("samples_") and suffix == ".jsonl":
+        return "lm_eval"
+    if suffix == ".json":
+        try:
+            doc = json.loads(path.read_bytes().decode("utf-8-sig"))
+        except (OSError, ValueError, RecursionError):
+            return None
+        return sniff_tool(doc)
+    return None
+
+
+def expand(path: Path, fmt: str) -> list[Path]:
+    """The log files of format ``fmt`` under the directory ``path`` (sorted, recursive)."""
+    if fmt == "inspect":
+        found = [p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".eval", ".json")
+                 and not p.name.startswith(".")]
+        return sorted(p for p in found if p.suffix.lower() == ".eval" or _sniffs(p, "inspect"))
+    if fmt == "lm_eval":
+        return sorted(p for p in path.rglob("*.json") if p.is_file() and _sniffs(p, "lm_eval"))
+    if fmt == "promptfoo":
+        return sorted(p for p in path.rglob("*.json") if p.is_file() and _sniffs(p, "promptfoo"))
+    return []
+
+
+def _sniffs(p: Path, fmt: str) -> bool:
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(1 << 16)
+        if fmt == "lm_eval" and b'"results"' not in head:
+            return False
+        if fmt == "inspect" and b'"eval"' not in head:
+            return False
+        doc = json.loads(p.read_bytes().decode("utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return bool(_module(fmt).sniff(doc))
+
+
+def read_logs(paths: list[Path], fmt: str, options: Options, display: Any = str) -> list[LogFile]:
+    """Read the log files ``paths`` of format ``fmt``; ``display(path)`` names a file in messages."""
+    if fmt not in ADAPTERS:
+        raise InputError(f"unknown log format {fmt!r}; known: {', '.join(sorted(ADAPTERS))}")
+    module = _module(fmt)
+    out: list[LogFile] = []
+    if hasattr(module, "read_many"):
+        out = module.read_many(paths, display, options)
+    else:
+        for path in paths:
+            out.extend(module.read(path, display(path), options))
+    if not out:
+        raise InputError(f"no {_TOOL_NAMES[fmt]} log was found",
+                         [Diagnostic(file=", ".join(display(p) for p in paths) or ".",
+                                     message=f"no {_TOOL_NAMES[fmt]} log was found in these paths",
+                                     hint="point data.results at the tool's log files or their folder")])
+    return out
+
+
+def provenance_of(raws: list[Any]) -> list[dict[str, Any]]:
+    """The provenance records of the log files among ``raws`` (empty for JSONL/CSV/Parquet)."""
+    return [r.provenance for r in raws if isinstance(r, LogFile)]
+
+
+# -- what the plan says about the rows, for every format ------------------------------------
+
+
+def apply_plan(raws: list[Any], plan: Any) -> list[Any]:
+    """Candidate mapping and declared missing values, applied to the raw columns of ``raws``.
+
+    ``data.candidate_names`` maps a name as the log writes it (``coinflip/strong``) to a
+    plan key; ``data.missing_values`` lists raw outcome values that mean "no outcome"
+    (``ERROR``, ``timeout``...), compared as text, case-sensitively. Both are recorded in
+    a log's provenance. Then, for every pair of candidates the plan pairs, the case ids
+    must overlap: when they share none, the message shows a few ids from each side.
+    """
+    data = plan.data
+    mapping = dict(getattr(data, "candidate_names", None) or {})
+    missing = [str(v) for v in (getattr(data, "missing_values", None) or [])]
+    cand_col = data.columns.candidate
+    out_col = data.columns.outcome
+    result = []
+    for raw in raws:
+        cols = dict(raw.columns)
+        changed = False
+        counts: dict[str, int] = {}
+        if mapping and cand_col in cols:
+            col = cols[cand_col]
+            new = np.array([mapping.get(_text(v), v) if v is not None else v for v in col], dtype=object)
+            cols[cand_col] = new
+            changed = True
+        if missing and out_col in cols:
+            col = cols[out_col]
+            hit = np.array([v is not None and _text(v) in missing for v in col], dtype=bool)
+            if hit.any():
+                for v in col[hit]:
+                    counts[_text(v)] = counts.get(_text(v), 0) + 1
+                new = col.copy()
+                new[hit] = None
+                cols[out_col] = new
+                changed = True
+        if changed:
+            kw: dict[str, Any] = {"columns": cols}
+            if isinstance(raw, LogFile):
+                prov = dict(raw.provenance)
+                if mapping:
+                    prov["candidate_names"] = mapping
+                if counts:
+                    prov["declared_missing"] = counts
+                kw["provenance"] = prov
+            raw = replace(raw, **kw)
+        result.append(raw)
+    _check_case_overlap(result, plan)
+    return result
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip()
+
+
+def _check_case_overlap(raws: list[Any], plan: Any) -> None:
+    """Refuse a paired comparison whose candidates share no case id, showing ids from each side."""
+    pairs: list[tuple[str, str]] = []
+    for a in plan.analyses:
+        if getattr(a, "kind", None) != "paired_difference":
+            continue
+        compare = getattr(a, "compare", None)
+        if compare:
+            pairs.append((str(compare[0]), str(compare[1])))
+        elif plan.baseline is not None:
+            pairs += [(c, plan.baseline) for c in plan.candidates if c != plan.baseline]
+    if not pairs:
+        return
+    cand_col = plan.data.columns.candidate
+    case_col = plan.units.case
+    ids: dict[str, dict[str, None]] = {}
+    for raw in raws:
+        if cand_col not in raw.columns or case_col not in raw.columns:
+            return  # the table reports the missing column
+        for c, k in zip(raw.columns[cand_col], raw.columns[case_col]):
+            if c is None or k is None:
+                continue
+            ids.setdefault(_text(c), {}).setdefault(_text(k), None)
+    problems = []
+    for first, second in dict.fromkeys(pairs):
+        a, b = ids.get(first), ids.get(second)
+        if not a or not b or set(a) & set(b):
+            continue
+        show_a = ", ".join(repr(x) for x in sorted(a)[:5]) + (" ..." if len(a) > 5 else "")
+        show_b = ", ".join(repr(x) for x in sorted(b)[:5]) + (" ..." if len(b) > 5 else "")
+        problems.append(Diagnostic(
+            file=", ".join(r.display for r in raws), key=case_col,
+            message=f"no case was run for both {first} and {second}: their case ids do not match "
+            f"({first}: {show_a}; {second}: {show_b})",
+            hint="the two logs number their cases differently; choose the case id column (units.case) or, for "
+            "lm_eval / promptfoo logs, data.select.case_field, so both sides name a case the same way"))
+    if problems:
+        raise InputError("the candidates' case ids do not match", problems)

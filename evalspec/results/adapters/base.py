@@ -1,0 +1,230 @@
+"""What every log adapter shares: the output record, the options a plan gives, and errors.
+
+An adapter turns the files one evaluation tool wrote into :class:`LogFile` objects: a
+:class:`~evalspec.results.readers.RawFile` (raw columns, one row per attempt, with the
+row's position in the log) plus a *provenance* record of what was read — the tool and its
+version, every file with its SHA-256, the rows, the errored attempts, and the tool's own
+reported metric and standard error next to the same number recomputed from the rows.
+
+Column names every adapter writes (the plan's defaults read them without a
+``data.columns`` block): ``candidate``, ``case_id``, ``repeat``, ``outcome``; and when the
+log has them ``model_version``, ``timestamp`` (ISO 8601, UTC), ``error``, ``answer``,
+``target``, ``latency_s``, ``input_tokens``, ``output_tokens``, ``total_tokens``, ``cost``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalspec.errors import Diagnostic, InputError
+from evalspec.results.readers import RawFile
+
+__all__ = ["LogFile", "Options", "Rows", "bad_log", "guard", "sha256_of", "read_bytes", "load_json", "iso_time",
+           "scalar", "CORE_COLUMNS"]
+
+#: Columns an adapter writes itself; a log's own metadata key with one of these names is
+#: written as ``metadata.<key>`` instead, so nothing is overwritten.
+CORE_COLUMNS = frozenset({
+    "candidate", "case_id", "repeat", "outcome", "model_version", "timestamp", "error", "answer", "target",
+    "latency_s", "input_tokens", "output_tokens", "total_tokens", "cost", "task", "scorer", "metric", "filter",
+    "doc_index", "score", "prompt", "log_model", "n_repeats", "response", "status",
+})
+
+
+@dataclass(frozen=True)
+class LogFile(RawFile):
+    """A :class:`RawFile` read from an evaluation tool's log, with what was read."""
+
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the plan (or ``evalspec convert``) says about reading the logs."""
+
+    task: str | None = None
+    scorer: str | None = None
+    metric: str | None = None
+    filter: str | None = None
+    case_field: str | None = None
+    allow_partial: bool = False
+
+    @classmethod
+    def from_plan(cls, plan: Any) -> Options:
+        """The options of ``plan.data`` (its ``select`` block and ``allow_partial``)."""
+        data = plan.data
+        sel = getattr(data, "select", None)
+        kw: dict[str, Any] = {"allow_partial": bool(getattr(data, "allow_partial", False))}
+        if sel is not None:
+            for name in ("task", "scorer", "metric", "filter", "case_field"):
+                kw[name] = getattr(sel, name, None)
+        return cls(**kw)
+
+
+class Rows:
+    """Records collected row by row, turned into object columns at the end."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+        self.positions: list[int] = []
+
+    def add(self, position: int, record: dict[str, Any]) -> None:
+        self.records.append(record)
+        self.positions.append(position)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def columns(self) -> dict[str, np.ndarray]:
+        keys: dict[str, None] = {}
+        for rec in self.records:
+            for k in rec:
+                keys.setdefault(k, None)
+        out: dict[str, np.ndarray] = {}
+        for k in keys:
+            col = np.empty(len(self.records), dtype=object)
+            col[:] = [scalar(rec.get(k)) for rec in self.records]
+            out[k] = col
+        return out
+
+    def lines(self) -> np.ndarray:
+        return np.asarray(self.positions, dtype=np.int64)
+
+
+def scalar(value: Any) -> Any:
+    """A value a table cell can hold: str, int, float, bool or None (others as JSON text)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def flatten_into(record: dict[str, Any], values: Any, prefix: str = "") -> None:
+    """Put the keys of ``values`` (a dict) into ``record``; a core column name gets ``metadata.``."""
+    if not isinstance(values, dict):
+        return
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if not prefix and name in CORE_COLUMNS:
+            name = f"metadata.{key}"
+        record[name] = value
+
+
+def bad_log(display: str, message: str, hint: str | None = None, *, key: str | None = None,
+            line: int | None = None, got: Any = None, has_got: bool = False) -> InputError:
+    """An :class:`InputError` located at the log file ``display``."""
+    return InputError(f"{display}: {message}",
+                      [Diagnostic(file=display, message=message, hint=hint, key=key, line=line, got=got,
+                                  has_got=has_got)])
+
+
+@contextmanager
+def guard(display: str, tool: str, where: str = "") -> Iterator[None]:
+    """Turn a structural surprise in a log (a missing key, a wrong type) into a located error.
+
+    Adapters check what they rely on with their own messages; this is the backstop that
+    keeps a log of an unforeseen shape from ever producing a traceback.
+    """
+    try:
+        yield
+    except InputError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, UnicodeDecodeError,
+            RecursionError) as exc:
+        what = f" ({where})" if where else ""
+        raise bad_log(display, f"not a {tool} log evalspec can read{what}: unexpected structure: "
+                      f"{type(exc).__name__}: {str(exc)[:120]}",
+                      f"check that the file was written by {tool} and is complete; `evalspec convert` shows "
+                      "what evalspec reads") from None
+
+
+def read_bytes(path: Path, display: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise bad_log(display, f"cannot read the log: {exc.strerror or exc}") from None
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_json(data: bytes, display: str, what: str) -> Any:
+    """Parse JSON text, a located error when it is not JSON."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise bad_log(display, f"is not UTF-8 text (byte {exc.start}); expected {what}") from None
+    if not text.strip():
+        raise bad_log(display, f"is empty; expected {what}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise bad_log(display, f"is not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); expected "
+                      f"{what}", "the file may be truncated; rewrite it with the tool", line=exc.lineno) from None
+    except RecursionError:
+        raise bad_log(display, f"is JSON nested too deeply to read; expected {what}") from None
+
+
+def iso_time(value: Any) -> str | None:
+    """A time as ISO 8601 UTC text: ISO text is kept (normalised), epoch seconds are converted."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        if not math.isfinite(float(value)):
+            return None
+        try:
+            t = _dt.datetime.fromtimestamp(float(value), tz=_dt.timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None
+        return t.isoformat().replace("+00:00", "Z")
+    if isinstance(value, str):
+        s = value.strip()
+        try:
+            t = _dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+        except ValueError:
+            try:
+                return iso_time(float(s))
+            except ValueError:
+                return None
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=_dt.timezone.utc)
+        return t.astimezone(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    return None
+
+
+def make_log_file(path: Path, display: str, tool_format: str, digest: str, rows: Rows, unit: str,
+                  provenance: dict[str, Any]) -> LogFile:
+    provenance = dict(provenance)
+    provenance["rows"] = len(rows)
+    return LogFile(path=str(path), display=display, format=tool_format, sha256=digest, columns=rows.columns(),
+                   lines=rows.lines(), unit=unit, provenance=provenance)
+
+
+def mean_or_none(values: Iterable[float]) -> float | None:
+    vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return sum(vals) / len(vals) if vals else None
+
+
+def compare_note(tool: str, reported: float | None, recomputed: float | None, why: str) -> str | None:
+    """A sentence when the tool's own number and the number recomputed from the rows differ."""
+    if reported is None or recomputed is None:
+        return None
+    if abs(reported - recomputed) <= 1e-9 * max(1.0, abs(reported)):
+        return None
+    return (f"{tool} reports {reported:.6g}; the same statistic recomputed from the rows evalspec read is "
+            f"{recomputed:.6g}. {why}")
