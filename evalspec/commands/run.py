@@ -23,7 +23,9 @@ __all__ = ["run"]
               help="Write only claim.json; skip the HTML/PDF report (env EVALSPEC_NO_REPORT=1).")
 @click.option("--format", "report_format", type=click.Choice(["both", "html", "pdf"]), default="both",
               show_default=True, help="Report rendered next to the claim (see `evalspec report`).")
-def run(plan: str, out_dir: str | None, no_report: bool, report_format: str) -> None:
+@click.option("--locked", is_flag=True,
+              help="Refuse (exit 1, nothing written) unless the plan has a lock it still matches.")
+def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, locked: bool = False) -> None:
     """Run PLAN on its results and write the claim record (claim.json).
 
     Reads the results the plan names, checks them, applies the attempt rule, runs every
@@ -34,8 +36,17 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str) -> 
     """
     from evalspec.run import default_out_dir, run_plan, write_claim
 
+    if locked:  # audit engineer: refuse before anything is read or written
+        from evalspec.audit.gate import require_locked
+
+        require_locked(plan)
     command = ["evalspec", "run", plan] + (["--out", out_dir] if out_dir is not None else [])
     claim = run_plan(plan, command=command)
+    from evalspec.ledger import append_entry, seal_run
+
+    claim, ledger_entry = seal_run(claim, plan)  # the claim records its own SHA-256 and its ledger entry
+    if ledger_entry is not None:
+        append_entry(plan, ledger_entry)  # the ledger of looks, beside the plan (before the claim: no unrecorded look)
     target = Path(out_dir) if out_dir is not None else default_out_dir(plan)
     path = write_claim(claim, target)
     decision = claim["decision"]

@@ -1,0 +1,1 @@
+"""``evalspec audit``: is this claim what the team promised to do, and does it reproduce?"""

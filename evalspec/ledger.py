@@ -1,0 +1,332 @@
+"""The ledger of looks: every ``evalspec run`` appends one hash-chained line beside the plan.
+
+``.evalspec/ledger.jsonl`` sits in the plan's folder and is meant to be committed with the
+plan. Each line is one JSON object (sorted keys, no spaces) recording a look at the data:
+
+* ``seq`` (1, 2, ...), ``time`` (the claim's creation time), ``plan_id``, ``plan_file``,
+  ``plan_hash`` and ``lock_hash`` (the hash recorded in the lock, or null);
+* ``data``: path, SHA-256 and rows of every results file read (the data fingerprints);
+* ``units_seen`` (independent units and their name), ``cases``, ``verdict`` and, for a
+  sequential design, the monitoring ``action``;
+* ``claim_sha256``: the self-hash of the claim that run wrote (see :func:`claim_sha256`);
+* ``prev_sha256``: SHA-256 of the previous line's text (64 zeros for the first line), so
+  a removed, reordered or edited line breaks the chain at the line after it;
+* ``entry_sha256``: SHA-256 of this entry without that field, so an edit of the last line
+  (which no later line covers) is detectable too.
+
+A hash chain is tamper-*evident*, not tamper-proof: someone who rewrites every line after
+an edit can rebuild it. Committing the ledger (git keeps the history) and the claim (which
+records its own entry's ``seq`` and ``prev_sha256``) anchors it. :func:`verify` names the
+first broken entry and what is wrong with it.
+
+The claim records its own SHA-256 under ``integrity.sha256``: the SHA-256 of the claim's
+canonical text (:func:`evalspec.claim.dumps`) with that one field removed (:func:`seal_claim`,
+:func:`claim_sha256`). Any later edit of the claim changes it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "GENESIS",
+    "LEDGER_FORMAT",
+    "LedgerEntry",
+    "LedgerProblem",
+    "LedgerCheck",
+    "append_entry",
+    "claim_sha256",
+    "entry_line",
+    "ledger_path",
+    "new_entry",
+    "read_ledger",
+    "seal_claim",
+    "seal_run",
+    "verify",
+    "verify_claim_hash",
+]
+
+LEDGER_FORMAT = "evalspec-ledger/1"
+GENESIS = "0" * 64
+LEDGER_DIR = ".evalspec"
+LEDGER_NAME = "ledger.jsonl"
+
+
+def ledger_path(plan_path: str | Path) -> Path:
+    """``<plan dir>/.evalspec/ledger.jsonl``."""
+    return Path(plan_path).parent / LEDGER_DIR / LEDGER_NAME
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# -- the claim's own hash -------------------------------------------------------------------
+
+
+def _claim_text(claim: dict[str, Any]) -> str:
+    from evalspec.claim import dumps
+
+    return dumps(claim)
+
+
+def claim_sha256(claim: dict[str, Any]) -> str:
+    """SHA-256 (hex) of the claim's canonical text without ``integrity.sha256``.
+
+    Accepts the claim as written (a dict read back from ``claim.json``) or as built in
+    memory; the canonical text rounds floats the same way either way.
+    """
+    body = copy.deepcopy(dict(claim))
+    integrity = body.get("integrity")
+    if isinstance(integrity, dict):
+        integrity = dict(integrity)
+        integrity.pop("sha256", None)
+        body["integrity"] = integrity
+    return _sha(_claim_text(body))
+
+
+def seal_claim(claim: dict[str, Any], *, ledger: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Return a copy of ``claim`` with ``integrity`` = ``{sha256, of, ledger}`` filled in."""
+    out = dict(claim)
+    out["integrity"] = {
+        "of": "SHA-256 of this claim's canonical JSON (sorted keys, floats to 12 significant digits) "
+        "without integrity.sha256",
+        "ledger": ledger,
+    }
+    out["integrity"]["sha256"] = claim_sha256(out)
+    return out
+
+
+def verify_claim_hash(claim: dict[str, Any]) -> tuple[bool | None, str | None, str]:
+    """(matches, recorded, actual): ``matches`` is None when the claim records no hash."""
+    actual = claim_sha256(claim)
+    integrity = claim.get("integrity")
+    recorded = integrity.get("sha256") if isinstance(integrity, dict) else None
+    if not isinstance(recorded, str):
+        return None, None, actual
+    return recorded == actual, recorded, actual
+
+
+# -- entries ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One parsed line of the ledger."""
+
+    line: int
+    text: str
+    data: dict[str, Any]
+
+    @property
+    def seq(self) -> Any:
+        return self.data.get("seq")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+
+def entry_line(entry: dict[str, Any]) -> str:
+    """The canonical text of an entry (one line, no newline)."""
+    return json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _entry_self_hash(entry: dict[str, Any]) -> str:
+    body = {k: v for k, v in entry.items() if k != "entry_sha256"}
+    return _sha(entry_line(body))
+
+
+def new_entry(claim: dict[str, Any], plan_file: str, previous: list[LedgerEntry]) -> dict[str, Any]:
+    """The entry for ``claim`` after ``previous`` (without ``claim_sha256`` / ``entry_sha256`` yet)."""
+    plan = claim.get("plan") or {}
+    lock = plan.get("lock") or {}
+    cov = claim.get("coverage") or {}
+    units = cov.get("independent_units") or {}
+    seq_action = None
+    for a in claim.get("analyses") or []:
+        offers = a.get("offers") if isinstance(a, dict) else None
+        if isinstance(offers, dict) and isinstance(offers.get("sequential"), dict):
+            seq_action = offers["sequential"].get("action")
+        res = a.get("result") if isinstance(a, dict) else None
+        if seq_action is None and isinstance(res, dict) and isinstance(res.get("action"), str) \
+                and a.get("kind") == "sequential_difference":
+            seq_action = res["action"]
+    return {
+        "ledger_format": LEDGER_FORMAT,
+        "seq": len(previous) + 1,
+        "time": claim.get("created"),
+        "plan_id": plan.get("id"),
+        "plan_file": plan_file,
+        "plan_hash": plan.get("hash"),
+        "lock_hash": lock.get("hash") if lock.get("exists") else None,
+        "lock_matches": lock.get("matches"),
+        "data": [{"path": f.get("path"), "sha256": f.get("sha256"), "rows": f.get("rows")}
+                 for f in (claim.get("data") or {}).get("files") or []],
+        "units_seen": {"count": units.get("count"), "unit": units.get("unit")},
+        "cases": (cov.get("cases") or {}).get("total"),
+        "verdict": (claim.get("decision") or {}).get("verdict"),
+        "action": seq_action,
+        "evalspec_version": claim.get("evalspec_version"),
+        "prev_sha256": _sha(previous[-1].text) if previous else GENESIS,
+    }
+
+
+def seal_run(claim: dict[str, Any], plan_path: str | Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The sealed claim and its ledger entry, ready to write (nothing is written here).
+
+    The entry is ``None`` when the ledger already holds this very claim (a re-run with the
+    same inputs, seeds and ``SOURCE_DATE_EPOCH``): nothing new was seen.
+
+    The claim records where its entry will sit (``integrity.ledger``: file, ``seq``,
+    ``prev_sha256``); the entry records the claim's self-hash. Raises ``InputError`` when
+    the existing ledger cannot be read.
+    """
+    path = ledger_path(plan_path)
+    previous = read_ledger(path)
+    entry = new_entry(claim, Path(plan_path).name, previous)
+    try:
+        from evalspec.plan import read_lock
+
+        lock = read_lock(plan_path)
+        entry["lock_hash"] = None if lock is None else lock.hash
+    except Exception:  # noqa: BLE001 - an unreadable lock is already a deviation in the claim
+        entry["lock_hash"] = None
+    # the same run again (same plan, data, seeds and creation time: the same claim) is not a new
+    # look: it gets the entry it had, so identical inputs still give identical bytes
+    for old in previous:
+        if old.get("plan_hash") == entry["plan_hash"] and old.get("data") == entry["data"] \
+                and old.get("plan_file") == entry["plan_file"]:
+            again = seal_claim(claim, ledger=_claim_ledger_ref(old.seq, old.get("prev_sha256")))
+            if again["integrity"]["sha256"] == old.get("claim_sha256"):
+                return again, None
+    sealed = seal_claim(claim, ledger=_claim_ledger_ref(entry["seq"], entry["prev_sha256"]))
+    entry["claim_sha256"] = sealed["integrity"]["sha256"]
+    entry["entry_sha256"] = _entry_self_hash(entry)
+    return sealed, entry
+
+
+def _claim_ledger_ref(seq: Any, prev: Any) -> dict[str, Any]:
+    return {"file": f"{LEDGER_DIR}/{LEDGER_NAME}", "seq": seq, "prev_sha256": prev}
+
+
+def append_entry(plan_path: str | Path, entry: dict[str, Any]) -> Path:
+    """Append ``entry`` to the plan's ledger (the whole file is rewritten atomically)."""
+    from evalspec._atomic import write_text_atomic
+
+    from evalspec.errors import Diagnostic, InputError
+
+    path = ledger_path(plan_path)
+    try:
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        if old and not old.endswith("\n"):
+            old += "\n"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, old + entry_line(entry) + "\n")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot record this look in the ledger", [Diagnostic(
+            file=str(path), message=f"cannot write the ledger of looks: {exc.strerror or type(exc).__name__}",
+            hint="run from a folder where the plan's .evalspec/ folder is writable")]) from None
+    return path
+
+
+def read_ledger(path: str | Path) -> list[LedgerEntry]:
+    """Parsed lines of a ledger (empty when the file does not exist).
+
+    Raises :class:`~evalspec.errors.InputError` naming the line when a line is not a JSON
+    object.
+    """
+    from evalspec.errors import Diagnostic, InputError
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{p}: cannot be read", [Diagnostic(file=str(p), message=f"cannot be read: {exc}")]) from None
+    out = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{p}: line {i} is not JSON", [Diagnostic(
+                file=str(p), line=i, message=f"ledger line {i} is not valid JSON ({exc.msg})",
+                hint="restore the ledger from version control")]) from None
+        if not isinstance(data, dict):
+            raise InputError(f"{p}: line {i} is not a JSON object", [Diagnostic(
+                file=str(p), line=i, message=f"ledger line {i} is not a JSON object",
+                hint="restore the ledger from version control")])
+        out.append(LedgerEntry(line=i, text=line, data=data))
+    return out
+
+
+# -- verification ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LedgerProblem:
+    """One broken entry: the line, its sequence number and what is wrong."""
+
+    line: int
+    seq: Any
+    message: str
+
+
+@dataclass(frozen=True)
+class LedgerCheck:
+    """Result of :func:`verify`."""
+
+    entries: list[LedgerEntry]
+    problems: list[LedgerProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify(entries: list[LedgerEntry] | str | Path) -> LedgerCheck:
+    """Check the chain; every problem names the entry (line and ``seq``) where it shows.
+
+    * an entry whose content no longer matches its own ``entry_sha256`` was edited;
+    * a ``seq`` that is not the previous one plus one means entries were removed (a gap) or
+      reordered (a step back);
+    * a ``prev_sha256`` that is not the SHA-256 of the line before means the line before
+      was edited, or something was removed or moved in between.
+    """
+    if not isinstance(entries, list):
+        entries = read_ledger(entries)
+    problems: list[LedgerProblem] = []
+    prev_text: str | None = None
+    prev_seq: Any = 0
+    for e in entries:
+        label = f"entry {e.seq} (line {e.line})"
+        recorded = e.get("entry_sha256")
+        if recorded != _entry_self_hash(e.data):
+            problems.append(LedgerProblem(e.line, e.seq, f"{label} was edited: its content no longer matches "
+                                          "its recorded SHA-256"))
+        seq = e.seq
+        if isinstance(seq, int) and isinstance(prev_seq, int):
+            if seq > prev_seq + 1:
+                missing = f"entry {prev_seq + 1}" if seq == prev_seq + 2 else f"entries {prev_seq + 1}-{seq - 1}"
+                problems.append(LedgerProblem(e.line, seq, f"{missing} missing before {label}: deleted from the ledger"))
+            elif seq <= prev_seq:
+                problems.append(LedgerProblem(e.line, seq, f"{label} follows entry {prev_seq}: the entries were "
+                                              "reordered or duplicated"))
+        elif not isinstance(seq, int):
+            problems.append(LedgerProblem(e.line, seq, f"{label} has no valid sequence number"))
+        expected = GENESIS if prev_text is None else _sha(prev_text)
+        if e.get("prev_sha256") != expected:
+            before = "the start of the ledger" if prev_text is None else f"the line before it (line {e.line - 1})"
+            problems.append(LedgerProblem(e.line, seq, f"{label} does not chain to {before}: its prev_sha256 is "
+                                          f"{str(e.get('prev_sha256'))[:12]}..., the SHA-256 there is "
+                                          f"{expected[:12]}... (an entry was edited, removed or moved)"))
+        prev_text = e.text
+        prev_seq = seq if isinstance(seq, int) else prev_seq
+    return LedgerCheck(entries, problems)
