@@ -113,14 +113,14 @@ def scalar(value: Any) -> Any:
         return str(value)
 
 
-def flatten_into(record: dict[str, Any], values: Any, prefix: str = "") -> None:
-    """Put the keys of ``values`` (a dict) into ``record``; a core column name gets ``metadata.``."""
+def flatten_into(record: dict[str, Any], values: Any, prefix: str = "", clash: str = "metadata.") -> None:
+    """Put the keys of ``values`` (a dict) into ``record``; a core column name gets the ``clash`` prefix."""
     if not isinstance(values, dict):
         return
     for key, value in values.items():
         name = f"{prefix}{key}"
         if not prefix and name in CORE_COLUMNS:
-            name = f"metadata.{key}"
+            name = f"{clash}{key}"
         record[name] = value
 
 
