@@ -1,0 +1,233 @@
+"""promptfoo output files (``promptfoo eval -o results.json``), results format version 2 and 3.
+
+The file is ``{evalId, results: {version, timestamp, results: [...], prompts, stats},
+config, shareableUrl, metadata}`` (promptfoo's ``OutputFile``; its internal
+``ResultsFile`` has the same ``results`` block). One row per entry of ``results.results``:
+
+* candidate = the provider's label, else its id; with several prompts in the file, the
+  prompt's label is appended (``label|prompt``) — map either to plan keys with
+  ``data.candidate_names``;
+* case = ``select.case_field``: ``description``, ``vars.<name>`` or ``metadata.<name>``
+  of the test case; default the test's position. promptfoo numbers every repeat of a test
+  as a new ``testIdx`` (repeat r of test t has ``testIdx = r * n_tests + t``), so by
+  position the case is ``testIdx mod n_tests`` and the repeat ``testIdx div n_tests + 1``,
+  with the repeat count from the file's config (``evaluateOptions.repeat`` or
+  ``commandLineOptions.repeat``); by a named field, the repeats of a case are numbered in
+  ``testIdx`` order;
+* outcome = ``success``; ``failureReason == 2`` (a provider or runtime error, not a failed
+  assertion) is a **missing outcome**, counted; ``select.metric`` picks a named score
+  instead; ``score``, ``latency_s``, tokens and ``cost`` are carried; test vars and
+  metadata become ``vars.<name>`` / ``metadata.<name>`` columns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalspec.results.adapters.base import (
+    LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
+    mean_or_none, read_bytes, sha256_of,
+)
+
+__all__ = ["read", "sniff", "TOOL"]
+
+TOOL = "promptfoo"
+_ERROR = 2
+
+
+def _block(doc: Any) -> Any:
+    if isinstance(doc, dict) and isinstance(doc.get("results"), dict) and isinstance(doc["results"].get("results"),
+                                                                                     list):
+        return doc["results"]
+    return None
+
+
+def sniff(doc: Any) -> bool:
+    """Whether a parsed JSON document looks like a promptfoo output file."""
+    block = _block(doc)
+    if block is None:
+        return False
+    return "evalId" in doc or "shareableUrl" in doc or "stats" in block or any(
+        isinstance(r, dict) and "testIdx" in r for r in block["results"][:5])
+
+
+def read(path: Path, display: str, options: Options) -> list[LogFile]:
+    data = read_bytes(path, display)
+    digest = sha256_of(data)
+    doc = load_json(data, display, "a promptfoo output file (promptfoo eval -o results.json)")
+    if not sniff(doc):
+        from evalspec.results.adapters import sniff_tool
+
+        other = sniff_tool(doc)
+        if other is not None:
+            raise bad_log(display, f"is a {other} file, not a promptfoo output file",
+                          f"set data.format: {other} (or pass --format {other})")
+        raise bad_log(display, "is JSON but not a promptfoo output file (no `results.results` list)",
+                      "write the file with `promptfoo eval -o results.json` (or `promptfoo export`)")
+    with guard(display, TOOL, "results"):
+        return [_rows(path, display, digest, doc, options)]
+
+
+def _repeat_count(config: Any) -> int:
+    if not isinstance(config, dict):
+        return 1
+    for block in ("evaluateOptions", "commandLineOptions"):
+        b = config.get(block)
+        if isinstance(b, dict) and isinstance(b.get("repeat"), (int, float)) and not isinstance(b["repeat"], bool):
+            return max(1, int(b["repeat"]))
+    return 1
+
+
+def _case_key(result: dict[str, Any], field: str, display: str, position: int) -> Any:
+    test = result.get("testCase") if isinstance(result.get("testCase"), dict) else {}
+    if field == "description":
+        value = result.get("description", test.get("description"))
+    elif field.startswith("vars."):
+        vars_ = result.get("vars") if isinstance(result.get("vars"), dict) else test.get("vars") or {}
+        value = vars_.get(field[5:]) if isinstance(vars_, dict) else None
+    elif field.startswith("metadata."):
+        meta = test.get("metadata") if isinstance(test.get("metadata"), dict) else {}
+        value = meta.get(field[9:])
+    elif field == "testIdx":
+        value = result.get("testIdx")
+    else:
+        raise bad_log(display, f"case_field {field!r} is not one promptfoo results have",
+                      "use description, vars.<name>, metadata.<name> or testIdx", key="select.case_field")
+    if value is None:
+        raise bad_log(display, f"result {position} has no {field} to name its case", "fix data.select.case_field",
+                      key="select.case_field", line=position)
+    return value
+
+
+def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: Options) -> LogFile:
+    block = _block(doc)
+    version = block.get("version")
+    results = [r for r in block["results"] if isinstance(r, dict)]
+    if not results:
+        raise bad_log(display, "the promptfoo output file has no results", "rerun promptfoo eval")
+    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    repeats = _repeat_count(config)
+    prompt_ids = {(r.get("promptIdx"), ((r.get("prompt") or {}).get("label") if isinstance(r.get("prompt"), dict)
+                                        else None)) for r in results}
+    providers = {}
+    for r in results:
+        p = r.get("provider")
+        name = (p.get("label") or p.get("id")) if isinstance(p, dict) else p
+        providers.setdefault(str(name), set()).add(r.get("promptIdx"))
+    several_prompts = any(len(v) > 1 for v in providers.values()) or (len(prompt_ids) > 1 and len(providers) == 1)
+    n_tests = None
+    note_repeat = None
+    if options.case_field is None:
+        max_idx = max(int(r.get("testIdx", 0)) for r in results)
+        total = max_idx + 1
+        if repeats > 1 and total % repeats == 0:
+            n_tests = total // repeats
+        else:
+            if repeats > 1:
+                note_repeat = (f"The config says {repeats} repeats but test indices run to {max_idx}, not a multiple: "
+                               "each testIdx is read as its own case with one repeat.")
+            n_tests = total
+            repeats = 1
+    when = iso_time(block.get("timestamp")) or iso_time(doc.get("createdAt"))
+    rows = Rows()
+    missing = 0
+    failures = 0
+    passes = 0
+    counter: dict[tuple[str, str], int] = {}
+    metric = options.metric
+    order = sorted(range(len(results)), key=lambda i: (int(results[i].get("testIdx", 0)), i))
+    named_seen: set[str] = set()
+    for i in order:
+        r = results[i]
+        position = i + 1
+        p = r.get("provider")
+        prov = (p.get("label") or p.get("id")) if isinstance(p, dict) else p
+        prompt = r.get("prompt") if isinstance(r.get("prompt"), dict) else {}
+        candidate = str(prov)
+        if several_prompts:
+            candidate = f"{prov}|{prompt.get('label') or r.get('promptIdx')}"
+        test_idx = int(r.get("testIdx", 0))
+        if options.case_field is None:
+            assert n_tests is not None
+            case: Any = test_idx % n_tests
+            repeat = test_idx // n_tests + 1
+        else:
+            case = _case_key(r, options.case_field, display, position)
+            key = (candidate, repr(case))
+            counter[key] = counter.get(key, 0) + 1
+            repeat = counter[key]
+        reason = r.get("failureReason", 0)
+        error = r.get("error")
+        named = r.get("namedScores") if isinstance(r.get("namedScores"), dict) else {}
+        named_seen.update(map(str, named))
+        if reason == _ERROR:
+            outcome: Any = None
+            missing += 1
+        elif metric is not None:
+            outcome = named.get(metric)
+        else:
+            outcome = bool(r.get("success"))
+            passes += outcome
+            failures += not outcome
+        record: dict[str, Any] = {"candidate": candidate, "case_id": case, "repeat": repeat, "outcome": outcome,
+                                  "test_idx": test_idx, "prompt": prompt.get("label"), "timestamp": when,
+                                  "error": str(error) if error and reason == _ERROR else None,
+                                  "failure_reason": reason, "score": r.get("score")}
+        if isinstance(r.get("latencyMs"), (int, float)):
+            record["latency_s"] = r["latencyMs"] / 1000.0
+        if isinstance(r.get("cost"), (int, float)):
+            record["cost"] = r["cost"]
+        usage = r.get("tokenUsage")
+        if not isinstance(usage, dict):
+            resp = r.get("response") if isinstance(r.get("response"), dict) else {}
+            usage = resp.get("tokenUsage") if isinstance(resp.get("tokenUsage"), dict) else {}
+        for src, dst in (("prompt", "input_tokens"), ("completion", "output_tokens"), ("total", "total_tokens")):
+            if isinstance(usage.get(src), (int, float)) and not isinstance(usage.get(src), bool):
+                record[dst] = usage[src]
+        resp = r.get("response") if isinstance(r.get("response"), dict) else {}
+        if "output" in resp:
+            record["response"] = resp.get("output")
+        for name, v in named.items():
+            record[f"score.{name}"] = v
+        test = r.get("testCase") if isinstance(r.get("testCase"), dict) else {}
+        record["description"] = r.get("description", test.get("description"))
+        vars_ = r.get("vars") if isinstance(r.get("vars"), dict) else test.get("vars")
+        flatten_into(record, vars_, prefix="vars.")
+        flatten_into(record, test.get("metadata"), prefix="metadata.")
+        rows.add(position, record)
+    if metric is not None and metric not in named_seen:
+        raise bad_log(display, f"named score {metric!r} is not in the results; they have "
+                      f"{', '.join(sorted(named_seen)) or 'none'}", "fix data.select.metric", key="select.metric",
+                      got=metric, has_got=True)
+    stats = block.get("stats") if isinstance(block.get("stats"), dict) else {}
+    reported = None
+    if all(isinstance(stats.get(k), (int, float)) for k in ("successes", "failures", "errors")):
+        total = stats["successes"] + stats["failures"] + stats["errors"]
+        reported = stats["successes"] / total if total else None
+    recomputed = passes / (passes + failures + missing) if (passes + failures + missing) and metric is None else None
+    notes = [
+        "promptfoo counts a provider error (failureReason 2) as a failed test in its pass rate; evalspec reads it as "
+        "a missing outcome and applies the plan's missing-outcome policy.",
+    ]
+    if note_repeat:
+        notes.append(note_repeat)
+    diff = compare_note("promptfoo", reported, recomputed,
+                        "promptfoo's stats count every result of the file; a difference means the file was edited or "
+                        "merged.")
+    if diff:
+        notes.append(diff)
+    if missing:
+        notes.append(f"{missing} result(s) are provider errors (failureReason 2): missing outcomes, not failures.")
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    provenance = {
+        "tool": TOOL, "tool_version": meta.get("promptfooVersion"), "results_version": version,
+        "container": "json", "files": [{"path": display, "sha256": digest}], "status": "success", "partial": False,
+        "eval_id": doc.get("evalId"), "candidates": sorted(providers), "repeats": repeats, "tests": n_tests,
+        "created": when, "selected": {"metric": metric, "case_field": options.case_field},
+        "samples": len(rows), "errors": missing, "missing_outcomes": missing,
+        "reported": {"metric": "pass rate (successes / all results)", "value": reported, "stderr": None,
+                     "recomputed_value": mean_or_none([recomputed]) if recomputed is not None else None},
+        "per_repeat_outcomes": True, "notes": notes,
+    }
+    return make_log_file(path, display, "promptfoo", digest, rows, "result", provenance)
