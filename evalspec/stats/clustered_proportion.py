@@ -138,7 +138,8 @@ def clustered_proportion_interval(
         )
     else:
         deff = variance / binomial_variance
-        ratio = normal_upper_quantile(tail) / t_upper_quantile(df, tail)
+        t_q = t_upper_quantile(df, tail)
+        ratio = normal_upper_quantile(tail) / t_q if t_q > 0.0 else 1.0  # a 50 % one-sided bound: z = t = 0
         n_eff = min(float(n), n / deff * ratio * ratio)
 
     limits = _LIMITS[method]
