@@ -170,7 +170,8 @@ def paired_cluster_bootstrap(
     Returns
     -------
     BootstrapResult
-        ``estimate`` (the observed difference ``(sum x - sum y)/n``), ``low``, ``high``,
+        ``estimate`` (the observed difference ``(sum x - sum y)/n``), ``low``, ``high`` (the
+        interval always contains the estimate: a limit is moved out to it if needed),
         ``standard_error`` (sd of the bootstrap differences), ``n_clusters``, ``resamples``,
         ``seed``, the BCa constants, and ``note`` for degenerate cases.
 
@@ -247,6 +248,9 @@ def paired_cluster_bootstrap(
                     "the percentile interval is reported instead"
                 )
         low, high = (float(v) for v in np.quantile(theta, probs))
+        # an interval contains its own estimate (a percentile interval of a lopsided
+        # bootstrap distribution could otherwise miss it)
+        low, high = min(low, estimate), max(high, estimate)
     return BootstrapResult(
         estimate=estimate,
         low=float(low),
