@@ -226,7 +226,7 @@ def _stopping_deviations(plan: Any, coverage: dict[str, Any]) -> list[dict[str, 
 def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict[str, Any]:
     """Run the plan at ``plan_path`` and return the claim record (nothing is written)."""
     from evalspec.analyses.context import AnalysisContext, AnalysisRefused, Repeats
-    from evalspec.analyses.registry import get as get_analysis
+    from evalspec.analyses.registry import get_kind
     from evalspec.attempts import reduce_attempts
     from evalspec.claim import CLAIM_FORMAT, created_time, software_versions
     from evalspec.decision import decide
@@ -270,9 +270,10 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     primary: dict[str, Any] | None = None
     critical: dict[str, Any] | None = None
     for i, params in enumerate(plan.analyses):
-        fn = get_analysis(params.kind)
+        kind = get_kind(params.kind)
         try:
-            result = fn(ctx, params)
+            res = kind.compute(ctx, params).result
+            result = res.model_dump(mode="json", exclude_none=res.model_config.get("extra") != "allow")
         except AnalysisRefused as exc:
             raise InputError(f"analyses[{i}] ({params.kind}) cannot run on these results",
                              [handle.diagnostic(f"analyses[{i}]", f"{params.kind}: {exc}")]) from None

@@ -122,14 +122,14 @@ def _clustered(vals: np.ndarray, clusters: np.ndarray, method: str, level: float
         from evalspec.stats import clustered_proportion_interval  # type: ignore[attr-defined]
     except ImportError:
         return None
-    kernel_method = "clopper_pearson" if method in ("clopper_pearson", "mid_p", "jeffreys") else "wilson"
+    kernel_method = "clopper_pearson" if method in ("clopper_pearson", "mid_p") else "wilson"
     try:
         r = clustered_proportion_interval(vals, clusters, confidence_level=level, method=kernel_method)
     except TypeError:
         return None
     note = getattr(r, "note", "") or None
     return ProportionEntry(successes=int(round(float(r.successes))), n=int(r.n), estimate=float(r.estimate),
-                           low=float(r.low), high=float(r.high), method=f"{r.method} (cluster-adjusted)",
+                           low=float(r.low), high=float(r.high), method=str(r.method),
                            confidence_level=float(r.confidence_level), n_clusters=int(r.n_clusters),
                            design_effect=float(r.design_effect), note=note)
 

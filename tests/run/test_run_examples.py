@@ -82,8 +82,10 @@ def test_seed_000_reproduced(claims: dict) -> None:
     a = kinds["proportion"]["candidates"]["A"]
     b = kinds["proportion"]["candidates"]["B"]
     assert (a["successes"], a["n"], b["successes"], b["n"]) == (82, 100, 78, 100)
-    assert a["method"] == "wilson" and a["confidence_level"] == 0.95
-    assert abs(a["low"] - 0.733) < 0.0005 and abs(a["high"] - 0.883) < 0.0005
+    # cases share documents: the interval is the cluster-aware Wilson (effective n), never narrower than the
+    # guide's independent-cases Wilson 73.3%-88.3% (that one is pinned in test_run_analyses without clusters)
+    assert a["method"].startswith("wilson") and a["n_clusters"] == 20 and a["confidence_level"] == 0.95
+    assert a["low"] <= 0.7335 and a["high"] >= 0.8825
     paired = kinds["paired_difference"]
     assert paired["table"] == {"a": 74, "b": 8, "c": 4, "d": 14, "n": 100}
     assert paired["estimate"] == pytest.approx(0.04, abs=1e-12)
