@@ -20,7 +20,9 @@ import datetime as _dt
 from collections.abc import Callable, Iterable, Iterator
 from typing import Annotated, Any, ClassVar, Literal, Union, cast
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from evalspec.analyses.registry import params_models
@@ -73,6 +75,20 @@ def _rule_error(*issues: _rules.Issue) -> PydanticCustomError:
     return PydanticCustomError("plan_rule", "{summary}", {"summary": summary, "issues": list(issues)})
 
 
+def _drop_unset_additions(data: Any, names: tuple[str, ...]) -> Any:
+    """Leave out fields added after plan format 1 shipped while they hold their empty default.
+
+    The plan hash is taken over the dump with defaults filled in; dropping these keys
+    when unused keeps the hash (and so every existing lock) of a plan that does not use
+    them exactly as before.
+    """
+    if isinstance(data, dict):
+        for name in names:
+            if name in data and data[name] in (None, False, {}, []):
+                del data[name]
+    return data
+
+
 # -- rules within one section (see _Strict.__section_rules__) -------------------------------
 
 
@@ -84,6 +100,15 @@ def _outcome_rules(o: Any) -> Iterator[_rules.Issue]:
 
 
 def _attempts_rules(a: Any) -> Iterator[_rules.Issue]:
+    if a.rule == "majority_answer":
+        for name in ("answer", "target"):
+            if getattr(a, name) is None:
+                yield _rules.Issue((name,), f"rule majority_answer needs the {name} column",
+                                   "answer = the answer each attempt gave; target = the correct answer")
+    else:
+        for name in ("answer", "target"):
+            if getattr(a, name) is not None:
+                yield _rules.Issue((name,), f"{name} applies only to rule majority_answer (rule is {a.rule!r})")
     if a.rule == "best_of_k":
         if a.k is None:
             yield _rules.Issue(("k",), "rule best_of_k needs k", "k = how many of the first attempts count")
@@ -142,18 +167,56 @@ class Outcome(_Strict):
     __section_rules__ = ((("type", "pass_threshold"), _outcome_rules),)
 
 
+class Select(_Strict):
+    """Which part of an evaluation tool's log is the outcome, when the log holds several."""
+
+    task: str | None = Field(None, description="Task name (inspect_ai task, lm-evaluation-harness task).")
+    scorer: str | None = Field(None, description="inspect_ai scorer whose value is the outcome.")
+    metric: str | None = Field(
+        None, description="lm-evaluation-harness metric (acc, exact_match...); the key of a dict-valued inspect_ai "
+        "score; a promptfoo named score.",
+    )
+    filter: str | None = Field(None, description="lm-evaluation-harness filter (none, first, maj@3...).")
+    case_field: str | None = Field(
+        None, description="Where the case id comes from: a field of the lm-evaluation-harness document (e.g. id); "
+        "for promptfoo description, vars.<name>, metadata.<name> or testIdx.",
+    )
+
+
 class Data(_Strict):
     """Where the per-case results are and how to read them."""
 
     results: str | list[str] = Field(
-        description="Path or glob (or a list), relative to the plan file, of the results files."
+        description="Path, glob or folder (or a list), relative to the plan file, of the results files or the "
+        "evaluation tool's logs."
     )
-    format: Literal["auto", "jsonl", "csv", "parquet"] = Field(
-        "auto", description="File format; 'auto' decides by extension."
+    format: Literal["auto", "jsonl", "csv", "parquet", "inspect", "lm_eval", "promptfoo"] = Field(
+        "auto", description="File format; 'auto' decides by extension; inspect, lm_eval and promptfoo read those "
+        "tools' logs unchanged.",
     )
     columns: Columns = Field(default_factory=Columns, description="Column of each role.")
     outcome: Outcome = Field(default_factory=Outcome, description="How to read outcomes.")
     dataset: Dataset | None = Field(None, description="Dataset name, split and version.")
+    select: Select | None = Field(
+        None, description="For tool logs: the task, scorer, metric, filter and case id field that make the outcome.",
+    )
+    candidate_names: dict[str, Identifier] = Field(
+        default_factory=dict,
+        description="Candidate names as the results write them (e.g. 'coinflip/strong') -> keys of `candidates`.",
+    )
+    missing_values: list[str | int | float] = Field(
+        default_factory=list,
+        description="Raw outcome values that mean 'no outcome' (e.g. ERROR, timeout); they follow the plan's "
+        "missing-outcome policy and are counted.",
+    )
+    allow_partial: bool = Field(
+        False, description="Read the completed samples of a tool run that stopped early (status error or "
+        "cancelled), flagged as partial, instead of refusing it.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_unset_additions(handler(self), ("select", "candidate_names", "missing_values", "allow_partial"))
 
     @field_validator("results")
     @classmethod
@@ -191,14 +254,22 @@ class Attempts(_Strict):
     """How repeats of a case reduce to one case outcome; applied identically to every candidate."""
 
     repeats: int = Field(1, ge=1, le=10_000, description="Planned repeats per case.")
-    rule: Literal["first", "best_of_k", "majority", "mean"] = Field(
+    rule: Literal["first", "best_of_k", "majority", "majority_answer", "mean"] = Field(
         "first",
         description="'first': first attempt; 'best_of_k': pass if any of the first k passes; "
-        "'majority': pass if more than half pass (a tie fails); 'mean': fraction of repeats passing.",
+        "'majority': pass if more than half pass (a tie fails); 'majority_answer': the most common answer across "
+        "the attempts is graded against the target (maj@k, self-consistency; a tie goes to the answer given "
+        "first); 'mean': fraction of repeats passing.",
     )
     k: int | None = Field(None, ge=1, description="For best_of_k: how many attempts count.")
+    answer: ColumnName | None = Field(None, description="For majority_answer: the column with each attempt's answer.")
+    target: ColumnName | None = Field(None, description="For majority_answer: the column with the correct answer.")
 
-    __section_rules__ = ((("rule", "repeats", "k"), _attempts_rules),)
+    __section_rules__ = ((("rule", "repeats", "k", "answer", "target"), _attempts_rules),)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_unset_additions(handler(self), ("answer", "target"))
 
 
 class Missing(_Strict):
