@@ -16,6 +16,15 @@ failure; ``exclude`` drops the attempt, so the rule sees only the remaining atte
 ``majority``
     passes if strictly more than half of the attempts pass; **a tie fails** (2 of 4 is
     not a majority), so the rule never rewards an undecided case.
+``majority_answer``
+    the most common *answer* across the attempts is graded against the case's target
+    (lm-evaluation-harness ``maj@k``, self-consistency), which differs from a majority of
+    pass/fail outcomes. Answers are compared as numbers when both sides read as numbers,
+    else as text with surrounding space and letter case ignored; a target written as a
+    JSON list accepts any of its items. **A tie goes to the tied answer given first**
+    (lowest repeat number), as lm-evaluation-harness's ``majority_vote`` filter does.
+    Under ``count_as_fail`` an attempt with no answer (or a missing outcome) is a vote for
+    "no answer", which never passes; under ``exclude`` it is dropped.
 ``mean``
     the fraction of attempts passing (a case outcome in [0, 1], not pass/fail).
 """
@@ -28,7 +37,7 @@ import numpy as np
 
 __all__ = ["CaseOutcomes", "reduce_attempts", "rule_question", "RULES"]
 
-RULES = ("first", "best_of_k", "majority", "mean")
+RULES = ("first", "best_of_k", "majority", "majority_answer", "mean")
 
 
 def rule_question(rule: str, k: int | None, repeats: int) -> str:
@@ -41,6 +50,9 @@ def rule_question(rule: str, k: int | None, repeats: int) -> str:
                 "different question.")
     if rule == "majority":
         return (f"How often does a majority of the {repeats} attempts succeed (a tie counts as a failure)?")
+    if rule == "majority_answer":
+        return (f"How often is the most common answer of {repeats} attempts correct (maj@{repeats}, "
+                "self-consistency; a tie goes to the answer given first)?")
     if rule == "mean":
         return (f"What fraction of attempts succeeds on an average case, averaged over the {repeats} attempts "
                 "per case?")
@@ -69,7 +81,8 @@ class CaseOutcomes:
 
 def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, passed: np.ndarray, *,
                     n_candidates: int, n_cases: int, rule: str, k: int | None = None,
-                    missing_policy: str = "count_as_fail") -> CaseOutcomes:
+                    missing_policy: str = "count_as_fail", answer: np.ndarray | None = None,
+                    target: np.ndarray | None = None) -> CaseOutcomes:
     """Reduce attempts to case outcomes by ``rule``.
 
     Parameters
@@ -80,11 +93,13 @@ def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pass
         1.0 pass, 0.0 fail, NaN missing.
     n_candidates, n_cases : int
         Shape of the output.
-    rule : {"first", "best_of_k", "majority", "mean"}
+    rule : {"first", "best_of_k", "majority", "majority_answer", "mean"}
     k : int, optional
         Attempts that count for ``best_of_k``.
     missing_policy : {"count_as_fail", "exclude", "error"}
         ``error`` behaves like ``count_as_fail`` here (the checks refused any missing).
+    answer, target : ndarray of object, optional
+        For ``majority_answer``: each attempt's answer and its case's correct answer.
 
     Returns
     -------
@@ -92,6 +107,11 @@ def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pass
     """
     if rule not in RULES:
         raise ValueError(f"unknown attempt rule {rule!r}")
+    if rule == "majority_answer":
+        if answer is None or target is None:
+            raise ValueError("rule majority_answer needs the answer and target of every attempt")
+        return _majority_answer(cand, case, repeat, np.asarray(passed, dtype=np.float64), answer, target,
+                                n_candidates=n_candidates, n_cases=n_cases, missing_policy=missing_policy)
     passed = np.asarray(passed, dtype=np.float64)
     if missing_policy == "exclude":
         keep = ~np.isnan(passed)
@@ -128,3 +148,86 @@ def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pass
     values[cu[bounds], iu[bounds]] = out
     attempts[cu[bounds], iu[bounds]] = counts
     return CaseOutcomes(values=values, attempts=attempts, rule=rule, k=k)
+
+
+def _no_answer(value: object) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and np.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _number(text: str) -> float | None:
+    try:
+        v = float(text.replace(",", ""))
+    except ValueError:
+        return None
+    return v if np.isfinite(v) else None
+
+
+def answer_key(value: object) -> tuple[str, object]:
+    """The form in which two answers are the same vote: a number, else folded text."""
+    if isinstance(value, bool):
+        return ("text", str(value).lower())
+    if isinstance(value, (int, float)) and np.isfinite(float(value)):
+        return ("number", float(value))
+    text = str(value).strip()
+    num = _number(text)
+    if num is not None:
+        return ("number", num)
+    return ("text", " ".join(text.casefold().split()))
+
+
+def answer_matches(answer: object, target: object) -> bool:
+    """Whether ``answer`` is correct for ``target`` (a JSON list target accepts any item)."""
+    if _no_answer(answer) or _no_answer(target):
+        return False
+    targets: list[object] = [target]
+    if isinstance(target, str) and target.strip().startswith("["):
+        import json
+
+        try:
+            parsed = json.loads(target)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list) and parsed:
+            targets = parsed
+    key = answer_key(answer)
+    return any(key == answer_key(t) for t in targets if not _no_answer(t))
+
+
+def _majority_answer(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, passed: np.ndarray, answer: np.ndarray,
+                     target: np.ndarray, *, n_candidates: int, n_cases: int, missing_policy: str) -> CaseOutcomes:
+    values = np.full((n_candidates, n_cases), np.nan)
+    attempts = np.zeros((n_candidates, n_cases), dtype=np.int64)
+    answer = np.asarray(answer, dtype=object)
+    target = np.asarray(target, dtype=object)
+    if cand.size == 0:
+        return CaseOutcomes(values=values, attempts=attempts, rule="majority_answer", k=None)
+    order = np.lexsort((repeat, case, cand))
+    g = cand[order] * (n_cases + 1) + case[order]
+    bounds = np.r_[np.flatnonzero(np.r_[True, g[1:] != g[:-1]]), len(g)]
+    none = ("none", None)
+    for b0, b1 in zip(bounds[:-1], bounds[1:]):
+        rows = order[b0:b1]
+        votes: dict[tuple[str, object], int] = {}
+        first_answer: dict[tuple[str, object], object] = {}
+        used = 0
+        for r in rows:
+            missing = _no_answer(answer[r]) or np.isnan(passed[r])
+            if missing and missing_policy == "exclude":
+                continue
+            key = none if missing else answer_key(answer[r])
+            votes[key] = votes.get(key, 0) + 1  # dicts keep first-seen order: ties go to the first answer
+            first_answer.setdefault(key, None if missing else answer[r])
+            used += 1
+        j, i = int(cand[rows[0]]), int(case[rows[0]])
+        attempts[j, i] = used
+        if not used:
+            continue
+        best = max(votes.values())
+        winner = next(k for k, v in votes.items() if v == best)
+        tgt = next((target[r] for r in rows if not _no_answer(target[r])), None)
+        values[j, i] = 0.0 if winner == none else float(answer_matches(first_answer[winner], tgt))
+    return CaseOutcomes(values=values, attempts=attempts, rule="majority_answer", k=None)
