@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -112,6 +111,8 @@ def _bootstrap_distribution(d: np.ndarray, m: np.ndarray, resamples: int, seed: 
     if workers <= 1 or len(jobs) == 1:
         parts = [_resample_chunk(*job) for job in jobs]
     else:
+        from concurrent.futures import ThreadPoolExecutor  # lazy: only threaded runs need it
+
         with ThreadPoolExecutor(max_workers=workers) as pool:
             parts = list(pool.map(lambda job: _resample_chunk(*job), jobs))
     return np.concatenate(parts)
