@@ -29,6 +29,8 @@ COMMANDS: dict[str, str] = {
     "schema": "evalspec.commands.schema:schema",
     "run": "evalspec.commands.run:run",
     "report": "evalspec.commands.report:report",
+    "audit": "evalspec.commands.audit:audit",
+    "power": "evalspec.commands.power:power",
 }
 
 _HELP = {
@@ -38,6 +40,8 @@ _HELP = {
     "schema": "Print the plan's JSON Schema.",
     "run": "Run the plan on its results and write the claim record.",
     "report": "Render a claim record to HTML and/or PDF.",
+    "audit": "Check a claim against its plan, lock and ledger; reproduce it.",
+    "power": "Units needed to detect the planned improvement, before any data.",
 }
 
 
@@ -75,12 +79,24 @@ class LazyGroup(click.Group):
             raise
         except click.Abort:
             raise
+        except BrokenPipeError:
+            _quiet_stdout()
+            ctx.exit(BROKEN_PIPE_EXIT)
         except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
-            from evalspec.errors import EvalspecError
+            from evalspec.errors import EvalspecError, os_error_message
 
             if isinstance(exc, EvalspecError):
-                click.echo(exc.render(), err=True)
+                _echo_err(exc.render())
                 ctx.exit(int(exc.exit_code))
+            if isinstance(exc, OSError) and not (ctx.obj and ctx.obj.get("debug")):
+                # the operating system refused (permissions, read-only or full disk, a file where a
+                # folder belongs): the user's environment, not a bug
+                _echo_err(os_error_message(exc))
+                ctx.exit(int(ExitCode.BAD_INPUT))
+            if isinstance(exc, UnicodeError) and _is_path_encoding_error(exc):
+                _echo_err("evalspec: a file or folder name is not valid UTF-8; rename it (names are shown and "
+                          "recorded as UTF-8 text)")
+                ctx.exit(int(ExitCode.BAD_INPUT))
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             click.echo(
@@ -89,6 +105,48 @@ class LazyGroup(click.Group):
                 err=True,
             )
             ctx.exit(int(ExitCode.INTERNAL_ERROR))
+
+
+#: Exit status after the reader of stdout went away (``evalspec run ... | head -1``): 128 + SIGPIPE,
+#: what a shell reports for any tool stopped by a closed pipe. Outputs are written before anything
+#: is printed, so a closed pipe never loses a claim or report.
+BROKEN_PIPE_EXIT = 141
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so that the final flush of a closed pipe raises nothing."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - stdout without a file descriptor
+        pass
+
+
+def _echo_err(text: str) -> None:
+    try:
+        click.echo(text, err=True)
+    except UnicodeEncodeError:
+        click.echo(text.encode("utf-8", "backslashreplace").decode("utf-8"), err=True)
+
+
+def _is_path_encoding_error(exc: UnicodeError) -> bool:
+    """A UnicodeEncodeError on a lone surrogate: a file name that was not UTF-8 (surrogateescape)."""
+    obj = getattr(exc, "object", None)
+    return isinstance(exc, UnicodeEncodeError) and isinstance(obj, str) and any(
+        0xDC80 <= ord(ch) <= 0xDCFF for ch in obj[exc.start:exc.end])
+
+
+def non_utf8_argument(args: list[str]) -> str | None:
+    """The first command-line argument that is not valid UTF-8 (shown escaped), or None."""
+    for arg in args:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return ascii(arg.encode("utf-8", "surrogateescape"))[1:]
+    return None
 
 
 def _available(name: str) -> bool:
@@ -112,7 +170,18 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Usage errors exit with 2 (click's convention)."""
-    cli.main(args=argv, prog_name="evalspec")
+    import signal
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    bad = non_utf8_argument(args)
+    if bad is not None:
+        click.echo(f"evalspec: the argument {bad} is not valid UTF-8; rename the file or folder "
+                   "(evalspec shows and records paths as UTF-8 text)", err=True)
+        sys.exit(int(ExitCode.BAD_INPUT))
+    if hasattr(signal, "SIGPIPE"):
+        # a closed pipe ends the process quietly, like any command-line tool (no traceback)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    cli.main(args=args, prog_name="evalspec")
 
 
 if __name__ == "__main__":  # pragma: no cover

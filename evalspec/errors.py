@@ -96,3 +96,30 @@ class CheckFailed(EvalspecError):
     """A check ran and found problems (audit, refused re-lock) (exit code 1)."""
 
     exit_code = ExitCode.CHECK_FAILED
+
+
+def os_error_message(exc: OSError) -> str:
+    """A one-line message for an operating-system refusal (permissions, read-only or full disk, ...).
+
+    Names the file and what to do; used by the CLI so that such refusals exit 2, not 70.
+    """
+    import errno
+
+    name = exc.filename if exc.filename is not None else "evalspec"
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "backslashreplace")
+    name = str(name).encode("utf-8", "backslashreplace").decode("utf-8")
+    what = exc.strerror or type(exc).__name__
+    hints = {
+        errno.EACCES: "choose a folder you can write (--out) or fix its permissions",
+        errno.EPERM: "choose a folder you can write (--out) or fix its permissions",
+        errno.EROFS: "choose another folder with --out",
+        errno.ENOSPC: "free some space or choose another folder with --out",
+        errno.EDQUOT: "free some space or choose another folder with --out",
+        errno.ENOTDIR: "a part of the path is a file, not a folder; choose another path",
+        errno.EISDIR: "this is a folder, not a file",
+        errno.ELOOP: "fix or remove the links",
+        errno.ENAMETOOLONG: "choose a shorter path",
+    }
+    hint = hints.get(exc.errno or -1, "check that the path exists and can be read and written")
+    return f"{name}: {what[:1].lower() + what[1:]}; {hint}"

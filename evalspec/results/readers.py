@@ -1,14 +1,33 @@
 """Readers of results files (JSONL, CSV, Parquet) into raw columns with row locations.
 
 A reader returns a :class:`RawFile`: every column as a NumPy object array (values as the
-file holds them: str, int, float, bool or ``None``), the 1-based line (JSONL, CSV) or row
-(Parquet) of every record, the file's SHA-256 and its format. Typing the columns against
-the plan happens in :mod:`evalspec.results.table`; readers only read.
+file holds them: str, int, float, bool, ``None``, or a list/dict for a nested JSON value),
+the 1-based line (JSONL, CSV) or row (Parquet) of every record, the file's SHA-256 and its
+format. Typing the columns against the plan happens in :mod:`evalspec.results.table`;
+readers only read.
 
-Why two paths for JSONL and CSV: a vectorised fast path (pyarrow for JSONL, pandas' C
-parser for CSV) keeps a million-row file cheap, and when it fails the slow line-by-line
-path runs and stops at the first bad line with its number, so a corrupt file always gets a
-located message and never a traceback.
+One definition of what a file means, whichever path reads it
+---------------------------------------------------------------
+JSONL and CSV have two paths: a vectorised one (pyarrow) that keeps a million-row file
+cheap, and an exact line-by-line Python one that stops at the first bad line with its
+number. The fast path is only taken where it is known to give the same values; anything
+unusual (carriage returns, blank lines, quotes in CSV, integers beyond 2**53 that Arrow
+would turn into floats, values Arrow refuses) goes to the exact path. The same rules hold
+on both (a property test reads generated files both ways and compares):
+
+* a leading UTF-8 byte-order mark is ignored; the text must be UTF-8 (a bad byte is an
+  error at its line);
+* lines end at ``\\n`` (an optional ``\\r`` before it is dropped); U+0085, U+2028 and U+2029
+  inside a string are characters, not line ends;
+* a whole number is an ``int`` (exact at any size); a float with an integral value below
+  2**53 becomes the same ``int`` (``2.0`` and ``2`` are one value), other floats stay
+  floats; JSON ``NaN`` is missing;
+* a JSON object naming a key twice is an error at its line (which value was meant?);
+* Parquet ``binary`` values are decoded as UTF-8 text; native Parquet timestamps and
+  dates become ISO 8601 text (timestamps without a zone are taken as UTC).
+
+Only regular files are read (a named pipe or a device is refused, so a run never hangs),
+and at most :data:`~evalspec.limits.MAX_RESULTS_BYTES` bytes of each.
 """
 
 from __future__ import annotations
@@ -18,6 +37,10 @@ import hashlib
 import io
 import json
 import math
+import os
+import stat
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,11 +48,17 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
+from evalspec.limits import MAX_RESULTS_BYTES
 
-__all__ = ["RawFile", "read_file", "detect_format", "FORMATS", "known_codes", "remember_codes", "forget_codes"]
+__all__ = ["RawFile", "read_file", "read_bytes", "detect_format", "FORMATS", "READERS", "known_codes",
+           "remember_codes", "forget_codes", "regular_file_problem"]
 
 #: Formats the run step reads, by file extension.
 FORMATS: dict[str, str] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+#: Integral floats below this magnitude are ints (exactly representable in a double).
+_EXACT = 2**53
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -73,113 +102,185 @@ def detect_format(path: Path, declared: str) -> str:
     return fmt
 
 
+# -- bytes ----------------------------------------------------------------------------------
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def regular_file_problem(mode: int) -> str | None:
+    """What a non-regular file is (``"a named pipe (FIFO)"``...), or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_bytes(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; anything else is a located error.
+
+    A named pipe, a device (``/dev/zero``, also through a symbolic link) or a socket is
+    refused before it is opened, so reading never hangs or runs out of memory; a loop of
+    symbolic links or a permission problem is an error naming the file.
+    """
+    def refuse(message: str, hint: str | None = None) -> InputError:
+        return InputError(f"{display}: {message}", [Diagnostic(file=display, message=message, hint=hint)])
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
+    kind = regular_file_problem(st.st_mode)
+    if kind is not None:
+        raise refuse(f"not a regular file ({kind})", "results are read from regular files only; export them to a "
+                     "file and name that file in data.results")
+    if st.st_size > limit:
+        raise refuse(f"the file is {st.st_size:,} bytes, more than the {limit:,} evalspec reads",
+                     "split the results into several files, or summarise them before the analysis")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
+    try:
+        kind = regular_file_problem(os.fstat(fd).st_mode)  # it may have been swapped since the stat
+        if kind is not None:
+            raise refuse(f"not a regular file ({kind})")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise refuse(f"the file is more than the {limit:,} bytes evalspec reads")
+    return data
+
+
+def _strerror(exc: OSError) -> str:
+    text = exc.strerror or type(exc).__name__
+    return text[:1].lower() + text[1:]
+
+
+#: format -> reader of the file's bytes: ``(data, display) -> (columns, lines, unit)``. The one
+#: dispatch point: a new format (or a tool's log adapter) adds an entry here.
+READERS: dict[str, Callable[[bytes, str], tuple[dict[str, np.ndarray], np.ndarray, str]]] = {}
+
+
 def read_file(path: Path, fmt: str, display: str | None = None) -> RawFile:
     """Read one results file of format ``fmt`` (``jsonl``, ``csv`` or ``parquet``)."""
     display = display or str(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"{display}: cannot read: {exc.strerror}",
-            [Diagnostic(file=display, message=f"cannot read the results file: {exc.strerror}")],
-        ) from None
+    data = read_bytes(Path(path), display)
     digest = hashlib.sha256(data).hexdigest()
-    if fmt == "jsonl":
-        columns, lines = _read_jsonl(data, display)
-        unit = "line"
-    elif fmt == "csv":
-        columns, lines = _read_csv(data, display)
-        unit = "line"
-    elif fmt == "parquet":
-        columns, lines = _read_parquet(data, display)
-        unit = "row"
-    else:  # pragma: no cover - the plan model restricts formats
+    reader = READERS.get(fmt)
+    if reader is None:  # pragma: no cover - the plan model restricts formats
         raise InputError(f"{display}: unsupported format {fmt!r}", [Diagnostic(file=display, message=f"unsupported format {fmt!r}")])
+    columns, lines, unit = reader(data, display)
     return RawFile(path=str(path), display=display, format=fmt, sha256=digest, columns=columns, lines=lines, unit=unit)
 
 
-# -- JSONL --------------------------------------------------------------------------------
+# -- values ---------------------------------------------------------------------------------
 
 
-def _read_jsonl(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    fast = _read_jsonl_arrow(data)
-    if fast is not None:
-        return fast
-    return _read_jsonl_python(data, display)
+def _number(value: Any) -> Any:
+    """The one definition of a number: integral floats below 2**53 are ints, NaN is missing."""
+    if value.__class__ is float:
+        if value != value:
+            return None
+        if value.is_integer() and -_EXACT < value < _EXACT:
+            return int(value)
+    return value
 
 
-def _read_jsonl_arrow(data: bytes) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
-    """Vectorised JSONL read with pyarrow; ``None`` when unavailable or anything is odd.
-
-    Only used when every line is a non-empty JSON object (blank lines would shift line
-    numbers) and the types are simple; otherwise the exact Python path decides. Text that
-    looks like a time stays text (the schema is sniffed from the first block so the file
-    is parsed once).
-    """
+def _utf8(data: bytes, display: str, corrupt: Callable[[str, int, str], InputError]) -> str:
     try:
-        import pyarrow as pa
-        import pyarrow.json as pj
-    except ImportError:
-        return None
-    if not data or data.isspace():
-        return None
-    body = data if data.endswith(b"\n") else data + b"\n"
-    if b"\n\n" in body or b"\r" in body or body.startswith(b"\n"):
-        return None
-
-    def stamped(schema: Any) -> list[str]:
-        return [f.name for f in schema if pa.types.is_timestamp(f.type) or pa.types.is_date(f.type)]
-
-    def read(as_text: list[str]) -> Any:
-        opts = None
-        if as_text:
-            schema = pa.schema([(name, pa.string()) for name in as_text])
-            opts = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
-        return pj.read_json(io.BytesIO(body), parse_options=opts)
-
-    try:
-        cut = body.rfind(b"\n", 0, 1 << 20) + 1 or len(body)
-        sniffed = stamped(pj.read_json(io.BytesIO(body[:cut])).schema)
-        table = read(sniffed)
-        late = stamped(table.schema)
-        if late:
-            table = read(sniffed + late)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
-        return None
-    n_lines = body.count(b"\n")
-    if table.num_rows != n_lines:
-        return None
-    columns: dict[str, np.ndarray] = {}
-    for name, col in zip(table.column_names, table.columns):
-        typ = col.type
-        if not (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)
-                or pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ)):
-            return None  # nested values: let the Python path keep them as objects
-        columns[name] = _arrow_to_object(col)
-    return columns, np.arange(1, table.num_rows + 1, dtype=np.int64)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise corrupt(display, line, "is not valid UTF-8") from None
 
 
-def _arrow_to_object(col: Any) -> np.ndarray:
-    """A pyarrow column as an object array with ``None`` for nulls.
+# -- Arrow columns -> object arrays ----------------------------------------------------------
 
-    The column is dictionary-encoded in Arrow (fast, in C) and expanded by a NumPy take;
-    the codes are remembered (:func:`remember_codes`) so that typing the column later
-    costs nothing.
+
+def _arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarray:
+    """A pyarrow column as an object array of plain values (``None`` for nulls).
+
+    Simple types are dictionary-encoded in Arrow (fast, in C), the distinct values
+    converted once and expanded by a NumPy take; the codes are remembered
+    (:func:`remember_codes`) so that typing the column later costs nothing. Binary is
+    decoded as UTF-8, timestamps and dates become ISO 8601 text, nested values Python
+    lists and dicts.
     """
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    try:
-        enc = col.combine_chunks().dictionary_encode() if isinstance(col, pa.ChunkedArray) else col.dictionary_encode()
-    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    typ = col.type
+    if pa.types.is_dictionary(typ):
+        col = col.cast(typ.value_type)
+        typ = col.type
+    if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
+        col = _binary_as_text(col, display, unit)
+        typ = col.type
+    if pa.types.is_timestamp(typ):
+        if typ.tz is None:
+            col = pc.assume_timezone(col, "UTC")
+        col = pc.strftime(col.cast(pa.timestamp("us", tz="UTC")), format="%Y-%m-%dT%H:%M:%S", locale="C")
+        typ = col.type
+        col = pc.binary_join_element_wise(col, pa.scalar("Z"), "")  # strftime's %S holds the fraction
+    elif pa.types.is_date(typ):
+        col = pc.strftime(col, format="%Y-%m-%d", locale="C")
+    elif pa.types.is_time(typ) or pa.types.is_duration(typ) or pa.types.is_decimal(typ):
+        col = col.cast(pa.string()) if not pa.types.is_decimal(typ) else col.cast(pa.float64())
+    typ = col.type
+    if not (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)
+            or pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ)):
         out = np.empty(len(col), dtype=object)
         out[:] = col.to_pylist()
         return out
-    codes = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    if pa.types.is_null(typ):
+        return np.full(len(col), None, dtype=object)
+    if pa.types.is_floating(typ):
+        col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
+    enc = col.dictionary_encode()
+    idx = enc.indices
+    if idx.null_count:
+        idx = pc.fill_null(idx, -1)
+    codes = idx.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     uniques = np.empty(len(enc.dictionary), dtype=object)
-    uniques[:] = enc.dictionary.to_pylist()
+    values = enc.dictionary.to_pylist()
+    if pa.types.is_floating(typ):
+        values = [_number(v) for v in values]
+    uniques[:] = values
     out = np.append(uniques, None)[codes]
-    remember_codes(out, codes, uniques)
+    if len(set(map(_key, values))) == len(values):  # distinct floats can become one int
+        remember_codes(out, codes, uniques)
     return out
+
+
+def _key(value: Any) -> tuple[type, Any]:
+    return (value.__class__, value)
+
+
+def _binary_as_text(col: Any, display: str, unit: str) -> Any:
+    import pyarrow as pa
+
+    try:
+        return col.cast(pa.large_string() if pa.types.is_large_binary(col.type) else pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    for i, value in enumerate(col.to_pylist()):
+        if value is not None:
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"{display} {unit} {i + 1}: a binary value is not UTF-8 text", [Diagnostic(
+                    file=display, line=i + 1, message="a binary value is not UTF-8 text",
+                    got=value[:40], has_got=True, hint="store identifiers and labels as text")]) from None
+    return col.cast(pa.string())  # pragma: no cover - every value decoded above
 
 
 #: id(array) -> (array, codes, uniques): factorizations known from reading.
@@ -206,21 +307,116 @@ def known_codes(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return None
 
 
-def _read_jsonl_python(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+# -- JSONL --------------------------------------------------------------------------------
+
+
+def _read_jsonl(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
+    if data.startswith(_BOM):
+        data = data[3:]
+    _utf8(data, display, _corrupt)  # one check, in C: a bad byte is located on either path
+    fast = _read_jsonl_arrow(data, display)
+    if fast is not None:
+        return fast[0], fast[1], "line"
+    columns, lines = _read_jsonl_python(data, display)
+    return columns, lines, "line"
+
+
+def _read_jsonl_arrow(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+    """Vectorised JSONL read with pyarrow; ``None`` when anything is odd (the exact path decides).
+
+    Only used when every line ends in ``\\n`` alone and is a non-empty JSON object (blank
+    lines would shift line numbers) and Arrow's values are the exact path's. Text that looks
+    like a time stays text (the schema is sniffed from the first block so the file is
+    parsed once).
+    """
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    if not data or data.isspace():
+        return None
+    body = data if data.endswith(b"\n") else data + b"\n"
+    if b"\n\n" in body or b"\r" in body or body.startswith(b"\n") or b"\n " in body or b"\n\t" in body:
+        return None
+
+    def stamped(schema: Any) -> list[str]:
+        return [f.name for f in schema if pa.types.is_timestamp(f.type) or pa.types.is_date(f.type)]
+
+    def read(as_text: list[str]) -> Any:
+        opts = None
+        if as_text:
+            schema = pa.schema([(name, pa.string()) for name in as_text])
+            opts = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
+        return pj.read_json(io.BytesIO(body), read_options=pj.ReadOptions(block_size=8 << 20), parse_options=opts)
+
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise _corrupt(display, line, "is not valid UTF-8") from None
+        cut = body.rfind(b"\n", 0, 1 << 18) + 1 or len(body)
+        sniffed = stamped(pj.read_json(io.BytesIO(body[:cut])).schema)
+        table = read(sniffed)
+        late = stamped(table.schema)
+        if late:
+            table = read(sniffed + late)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+        return None
+    n_lines = body.count(b"\n")
+    if table.num_rows != n_lines:
+        return None
+    columns: dict[str, np.ndarray] = {}
+    import pyarrow.compute as pc
+
+    for name, col in zip(table.column_names, table.columns):
+        typ = col.type
+        if not (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)
+                or pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ)):
+            return None  # nested values: the exact path keeps them as they are
+        if pa.types.is_floating(typ) and len(col):
+            big = pc.max(pc.abs(col)).as_py()
+            if big is not None and big >= _EXACT:
+                return None  # an integer beyond 2**53 read as a float: the exact path keeps it exact
+        columns[name] = _arrow_to_object(col, display, "line")
+    return columns, np.arange(1, table.num_rows + 1, dtype=np.int64)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _plain(value: Any) -> Any:
+    if value.__class__ is float:
+        return _number(value)
+    return value
+
+
+def _read_jsonl_python(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    text = _utf8(data[3:] if data.startswith(_BOM) else data, display, _corrupt)
     records: list[dict[str, Any]] = []
     lines: list[int] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    decoder = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.endswith("\r"):
+            line = line[:-1]
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = decoder.decode(line)
         except json.JSONDecodeError as exc:
             raise _corrupt(display, number, f"is not valid JSON: {exc.msg}: column {exc.colno}") from None
+        except _DuplicateKey as exc:
+            raise _corrupt(display, number, f"names the key {exc.key!r} twice") from None
+        except RecursionError:
+            raise _corrupt(display, number, "is nested too deeply") from None
         if not isinstance(obj, dict):
             raise _corrupt(display, number, f"is not a JSON object (a {type(obj).__name__})")
         records.append(obj)
@@ -237,7 +433,7 @@ def _read_jsonl_python(data: bytes, display: str) -> tuple[dict[str, np.ndarray]
     columns = {}
     for key in keys:
         col = np.empty(len(records), dtype=object)
-        col[:] = [rec.get(key) for rec in records]
+        col[:] = [_plain(rec.get(key)) for rec in records]
         columns[key] = col
     return columns, np.asarray(lines, dtype=np.int64)
 
@@ -259,72 +455,56 @@ def _corrupt(display: str, line: int, what: str) -> InputError:
 # -- CSV ----------------------------------------------------------------------------------
 
 
-def _read_csv(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    fast = _read_csv_pandas(data)
+def _read_csv(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
+    if data.startswith(_BOM):
+        data = data[3:]
+    _utf8(data, display, _corrupt_csv)
+    fast = _read_csv_arrow(data)
     if fast is not None:
-        return fast
-    return _read_csv_python(data, display)
+        return fast[0], fast[1], "line"
+    columns, lines = _read_csv_python(data, display)
+    return columns, lines, "line"
 
 
-def _read_csv_pandas(data: bytes) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
-    """Vectorised CSV read with pandas' C parser, for plain files only; else ``None``.
+def _read_csv_arrow(data: bytes) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+    """Vectorised CSV read with pyarrow, for plain files only; else ``None``.
 
-    Plain means: UTF-8, no quotes, no carriage returns, no blank lines, a header without
-    duplicates, and exactly ``width - 1`` commas on every line (checked by one count, since
-    pandas would silently pad short rows). Cells are typed by :func:`_csv_value` on the
-    distinct values only.
+    Plain means: no quotes, no carriage returns, no blank lines, a header without
+    duplicates, and exactly ``width - 1`` commas on every line (checked by one count).
+    Cells are typed by :func:`_csv_value` on the distinct values only.
     """
-    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
 
     if not data or b'"' in data or b"\r" in data or b"\n\n" in data:
         return None
     body = data if data.endswith(b"\n") else data + b"\n"
-    if body.startswith(b"\xef\xbb\xbf"):
-        body = body[3:]
-    try:
-        header = body[: body.index(b"\n")].decode("utf-8").split(",")
-        body.decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        return None
+    header = body[: body.index(b"\n")].decode("utf-8").split(",")
     header = [h.strip() for h in header]
     if not any(header) or len(set(header)) != len(header):
         return None
     n_lines = body.count(b"\n")
     if n_lines < 2 or body.count(b",") != (len(header) - 1) * n_lines:
         return None
+    try:
+        table = pcsv.read_csv(
+            io.BytesIO(body),
+            read_options=pcsv.ReadOptions(column_names=header, skip_rows=1, block_size=8 << 20),
+            parse_options=pcsv.ParseOptions(newlines_in_values=False),
+            convert_options=pcsv.ConvertOptions(column_types={h: pa.string() for h in header},
+                                                strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, ValueError):
+        return None
+    if table.num_rows != n_lines - 1:
+        return None
     columns: dict[str, np.ndarray] = {}
-    try:
-        import pyarrow as pa
-        import pyarrow.csv as pcsv
-    except ImportError:
-        pa = None
-    if pa is not None:
-        try:
-            table = pcsv.read_csv(
-                io.BytesIO(body),
-                read_options=pcsv.ReadOptions(column_names=header, skip_rows=1),
-                convert_options=pcsv.ConvertOptions(column_types={h: pa.string() for h in header},
-                                                    strings_can_be_null=False, quoted_strings_can_be_null=False),
-            )
-        except (pa.ArrowInvalid, ValueError):
-            return None
-        if table.num_rows != n_lines - 1:
-            return None
-        for name in header:
-            enc = table.column(name).combine_chunks().dictionary_encode()
-            codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-            columns[name] = _typed(codes, enc.dictionary.to_pylist())
-        return columns, np.arange(2, n_lines + 1, dtype=np.int64)
-    try:
-        frame = pd.read_csv(io.BytesIO(body), dtype=object, keep_default_na=False, na_filter=False,
-                            engine="c", header=0, names=header)
-    except (ValueError, pd.errors.ParserError):
-        return None
-    if len(frame) != n_lines - 1:
-        return None
     for name in header:
-        codes, uniques = pd.factorize(frame[name].to_numpy(dtype=object))
-        columns[name] = _typed(np.asarray(codes, dtype=np.int64), list(uniques))
+        col = table.column(name)
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+        enc = col.dictionary_encode()
+        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        columns[name] = _typed(codes, enc.dictionary.to_pylist())
     return columns, np.arange(2, n_lines + 1, dtype=np.int64)
 
 
@@ -333,55 +513,61 @@ def _typed(codes: np.ndarray, texts: list[str]) -> np.ndarray:
     typed = np.empty(len(texts), dtype=object)
     typed[:] = [_csv_value(t) for t in texts]
     out = np.append(typed, None)[codes]
-    # distinct texts can type to equal values ("1" and "01"); remember codes only when they stay distinct
-    if len(set(map(repr, typed.tolist()))) == len(typed):
+    # distinct texts can type to equal values ("1" and "1.0"); remember codes only when they stay distinct
+    values = typed.tolist()
+    if len(set(map(_key, values))) == len(values) and None not in values:
         remember_codes(out, codes, typed)
     return out
 
 
 def _read_csv_python(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise _corrupt_csv(display, line, "is not valid UTF-8") from None
+    text = _utf8(data[3:] if data.startswith(_BOM) else data, display, _corrupt_csv)
     reader = csv.reader(io.StringIO(text, newline=""))
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # the file size is capped; any field is read whole
     try:
-        header = next(reader)
-    except StopIteration:
-        header = []
-    if not header or not any(h.strip() for h in header):
-        raise InputError(
-            f"{display}: no header row",
-            [Diagnostic(file=display, line=1, message="the CSV file has no header row naming the columns")],
-        )
-    header = [h.strip() for h in header]
-    dupes = sorted({h for h in header if header.count(h) > 1})
-    if dupes:
-        raise InputError(
-            f"{display}:1: duplicate column names",
-            [Diagnostic(file=display, line=1, message=f"the header names a column twice: {', '.join(dupes)}")],
-        )
-    width = len(header)
-    rows: list[list[str]] = []
-    lines: list[int] = []
-    try:
-        for row in reader:
-            number = reader.line_num
-            if not row or all(not v.strip() for v in row):
-                continue
-            if len(row) != width:
-                raise _corrupt_csv(display, number, f"has {len(row)} fields, the header has {width}")
-            rows.append(row)
-            lines.append(number)
-    except csv.Error as exc:
-        raise _corrupt_csv(display, reader.line_num, f"cannot be parsed ({exc})") from None
+        try:
+            header = next(reader)
+        except StopIteration:
+            header = []
+        except csv.Error as exc:
+            raise _corrupt_csv(display, reader.line_num, f"cannot be parsed ({exc})") from None
+        if not header or not any(h.strip() for h in header):
+            raise InputError(
+                f"{display}: no header row",
+                [Diagnostic(file=display, line=1, message="the CSV file has no header row naming the columns")],
+            )
+        header = [h.strip() for h in header]
+        dupes = sorted({h for h in header if header.count(h) > 1})
+        if dupes:
+            raise InputError(
+                f"{display}:1: duplicate column names",
+                [Diagnostic(file=display, line=1, message=f"the header names a column twice: {', '.join(dupes)}")],
+            )
+        width = len(header)
+        rows: list[list[str]] = []
+        lines: list[int] = []
+        start = reader.line_num + 1
+        try:
+            for row in reader:
+                number, start = start, reader.line_num + 1
+                if not row or (len(row) == 1 and not row[0].strip() and width > 1):
+                    continue
+                if len(row) != width:
+                    raise _corrupt_csv(display, number, f"has {len(row)} fields, the header has {width}")
+                rows.append(row)
+                lines.append(number)
+        except csv.Error as exc:
+            raise _corrupt_csv(display, start, f"cannot be parsed ({exc})") from None
+    finally:
+        csv.field_size_limit(old_limit)
     if not rows:
         raise InputError(f"{display}: no results rows", [Diagnostic(file=display, message="the CSV file has a header but no rows")])
     columns: dict[str, np.ndarray] = {}
+    cache: dict[str, Any] = {}
     for j, name in enumerate(header):
         col = np.empty(len(rows), dtype=object)
-        col[:] = [_csv_value(r[j]) for r in rows]
+        col[:] = [cache[c] if c in cache else cache.setdefault(c, _csv_value(c)) for c in (r[j] for r in rows)]
         columns[name] = col
     return columns, np.asarray(lines, dtype=np.int64)
 
@@ -389,7 +575,8 @@ def _read_csv_python(data: bytes, display: str) -> tuple[dict[str, np.ndarray], 
 def _csv_value(text: str) -> Any:
     """CSV cells are text: empty means missing; canonical integers and decimals become numbers.
 
-    ``"007"`` stays text (an identifier, not the number 7); ``"nan"`` is missing.
+    ``"007"`` stays text (an identifier, not the number 7); ``"nan"`` is missing; a decimal
+    with an integral value (``"2.0"``) is the integer, as in JSON.
     """
     s = text.strip()
     if s == "":
@@ -402,17 +589,12 @@ def _csv_value(text: str) -> Any:
         return number if str(number) == s else s
     if body.replace(".", "", 1).isdigit() or (("e" in body or "E" in body) and body[:1].isdigit()):
         try:
-            return float(s)
+            return _number(float(s))
         except ValueError:
             return s
     if s.lower() in ("nan", "inf", "infinity", "-inf", "+inf", "-infinity"):
-        return _csv_special(s)
+        return _number(float(s))
     return s
-
-
-def _csv_special(s: str) -> Any:
-    value = float(s)
-    return None if math.isnan(value) else value
 
 
 def _corrupt_csv(display: str, line: int, what: str) -> InputError:
@@ -425,7 +607,7 @@ def _corrupt_csv(display: str, line: int, what: str) -> InputError:
 # -- Parquet ------------------------------------------------------------------------------
 
 
-def _read_parquet(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def _read_parquet(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -435,17 +617,25 @@ def _read_parquet(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.
             [
                 Diagnostic(
                     file=display,
-                    message="reading Parquet needs the optional dependency pyarrow, which is not installed",
+                    message="reading Parquet needs pyarrow, which is not installed",
                     hint="pip install 'evalspec[parquet]', or export the results as JSONL or CSV",
                 )
             ],
         ) from None
     try:
         table = pq.read_table(pa.BufferReader(data))
-    except (pa.ArrowInvalid, OSError) as exc:
+    except (pa.ArrowException, OSError, ValueError) as exc:
         raise InputError(
             f"{display}: not a readable Parquet file",
-            [Diagnostic(file=display, message=f"not a readable Parquet file ({exc})", hint="re-export the file")],
+            [Diagnostic(file=display, message=f"not a readable Parquet file ({str(exc)[:200]})", hint="re-export the file")],
         ) from None
-    columns = {name: _arrow_to_object(col) for name, col in zip(table.column_names, table.columns)}
-    return columns, np.arange(1, table.num_rows + 1, dtype=np.int64)
+    names = table.column_names
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(f"{display}: duplicate column names", [Diagnostic(
+            file=display, message=f"the file names a column twice: {', '.join(dupes)}")])
+    columns = {name: _arrow_to_object(col, display, "row") for name, col in zip(names, table.columns)}
+    return columns, np.arange(1, table.num_rows + 1, dtype=np.int64), "row"
+
+
+READERS.update({"jsonl": _read_jsonl, "csv": _read_csv, "parquet": _read_parquet})

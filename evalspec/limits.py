@@ -1,0 +1,56 @@
+"""Documented size limits: what evalspec accepts, so that time and memory stay bounded.
+
+Each limit gives a clear, located error (at ``validate`` for plans, when reading for
+results) rather than a run that never finishes or a report nobody can open. Below them,
+time and memory grow linearly with the input. They are generous for real evaluations: a
+plan is a short description, and a results set of five million attempt rows is larger
+than any study the guide "Repeat AI evaluations and report uncertainty honestly" has in
+mind.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MAX_RESULTS_BYTES",
+    "MAX_ROWS",
+    "MAX_LABEL_CHARS",
+    "MAX_ANALYSES",
+    "MAX_SLICES",
+    "MAX_SLICE_LEVELS",
+    "MAX_TITLE_CHARS",
+    "MAX_TEXT_CHARS",
+    "MAX_CANDIDATES",
+    "LIMITS",
+]
+
+#: Largest results file read (bytes), per file.
+MAX_RESULTS_BYTES = 4 * 1024**3
+#: Most attempt rows in one results set (all files of a plan together).
+MAX_ROWS = 5_000_000
+#: Longest identifier or label (candidate, case, cluster, model version, slice value), in characters.
+MAX_LABEL_CHARS = 500
+#: Most analyses in one plan.
+MAX_ANALYSES = 50
+#: Most slices declared in one plan.
+MAX_SLICES = 20
+#: Most distinct values (levels) of one slice column in the results.
+MAX_SLICE_LEVELS = 200
+#: Longest plan title, in characters.
+MAX_TITLE_CHARS = 200
+#: Longest free text of a plan (question, population, decision owner, a systematic limit, a label).
+MAX_TEXT_CHARS = 5_000
+#: Most candidates in one plan.
+MAX_CANDIDATES = 50
+
+#: name -> (value, what it limits), for documentation and messages.
+LIMITS: dict[str, tuple[int, str]] = {
+    "MAX_RESULTS_BYTES": (MAX_RESULTS_BYTES, "bytes per results file"),
+    "MAX_ROWS": (MAX_ROWS, "attempt rows per results set"),
+    "MAX_LABEL_CHARS": (MAX_LABEL_CHARS, "characters per identifier or label in the results"),
+    "MAX_ANALYSES": (MAX_ANALYSES, "analyses per plan"),
+    "MAX_SLICES": (MAX_SLICES, "slices per plan"),
+    "MAX_SLICE_LEVELS": (MAX_SLICE_LEVELS, "distinct values of one slice column"),
+    "MAX_TITLE_CHARS": (MAX_TITLE_CHARS, "characters in the plan title"),
+    "MAX_TEXT_CHARS": (MAX_TEXT_CHARS, "characters in any other text of the plan"),
+    "MAX_CANDIDATES": (MAX_CANDIDATES, "candidates per plan"),
+}
