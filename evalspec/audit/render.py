@@ -1,0 +1,86 @@
+"""How an audit is shown: a text listing, one table for ``--all``, JSON, and HTML/PDF.
+
+The HTML uses the report's machinery (the same jinja environment, stylesheet and PDF
+typesetter) with its own template ``templates/audit.html.j2``; nothing here computes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from evalspec.audit.model import AuditReport
+
+__all__ = ["text", "table", "to_json", "render_audit"]
+
+_MARK = {"pass": "PASS", "warning": "WARN", "fail": "FAIL"}
+
+
+def text(report: AuditReport, *, verbose: bool = False) -> str:
+    """Every check on one line; evidence under failures and warnings (and passes when verbose)."""
+    head = f"audit of {report.claim_path}"
+    if report.plan_id:
+        head += f" (plan {report.plan_id}, verdict {report.verdict})"
+    lines = [head]
+    for c in report.checks:
+        lines.append(f"  {_MARK[c.status]}  {c.title}: {c.sentence}")
+        if c.status != "pass" or verbose:
+            lines += [f"        {e}" for e in c.evidence]
+    counts = {s: sum(c.status == s for c in report.checks) for s in ("pass", "warning", "fail")}
+    lines.append(f"{len(report.checks)} checks: {counts['pass']} pass, {counts['warning']} warning, "
+                 f"{counts['fail']} fail")
+    return "\n".join(lines)
+
+
+def table(rows: list[tuple[Path, AuditReport | str]]) -> str:
+    """One line per claim: plan, verdict, counts and the failed checks (or the input error)."""
+    header = ("claim", "plan", "verdict", "pass", "warn", "fail", "failed checks")
+    body: list[tuple[str, ...]] = []
+    for path, rep in rows:
+        if isinstance(rep, str):
+            body.append((str(path), "-", "-", "-", "-", "-", f"cannot audit: {rep}"))
+            continue
+        counts = [sum(c.status == s for c in rep.checks) for s in ("pass", "warning", "fail")]
+        body.append((str(path), str(rep.plan_id or "-"), str(rep.verdict or "-"), *map(str, counts),
+                     ", ".join(c.id for c in rep.failed) or "-"))
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header) - 1)]
+    out = []
+    for r in [header, *body]:
+        out.append("  ".join(v.ljust(w) for v, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
+    return "\n".join(out)
+
+
+def to_json(reports: Iterable[AuditReport | tuple[Path, str]], *, as_list: bool = False) -> str:
+    items: list[dict[str, Any]] = []
+    for r in reports:
+        if isinstance(r, AuditReport):
+            items.append(r.to_dict())
+        else:
+            items.append({"claim": str(r[0]), "error": r[1]})
+    return json.dumps(items if as_list or len(items) != 1 else items[0], indent=2, ensure_ascii=False) + "\n"
+
+
+def render_html(report: AuditReport, medium: str = "screen") -> str:
+    from evalspec.report.render import _env
+
+    return _env().get_template("audit.html.j2").render(a=report.to_dict(), checks=report.checks, medium=medium,
+                                                       claim_path=report.claim_path.name)
+
+
+def render_audit(report: AuditReport, out_dir: str | os.PathLike[str], formats: Iterable[str] = ("html", "pdf"),
+                 *, stem: str = "audit") -> list[Path]:
+    """Write ``audit.html`` and/or ``audit.pdf`` into ``out_dir`` (atomically)."""
+    from evalspec.report.render import atomic_write, render_pdf_bytes
+
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in formats:
+        if fmt == "html":
+            written.append(atomic_write(folder / f"{stem}.html", render_html(report, "screen").encode("utf-8")))
+        elif fmt == "pdf":
+            written.append(atomic_write(folder / f"{stem}.pdf", render_pdf_bytes(render_html(report, "print"))))
+    return written

@@ -1,0 +1,118 @@
+"""Reproduction: re-run the claim's own plan on its data with the same seeds and compare every number.
+
+The plan re-run is the copy the claim holds (``plan.source``), not the plan on disk today, so
+the question answered is "does this claim follow from its inputs?". The plan and the
+results files are placed in a temporary folder at the relative paths the claim recorded;
+the pipeline runs in memory; the analyses, decision, coverage, seeds and data fingerprints
+are compared after the claim's own rounding (12 significant digits), so "reproduces" means
+the same digits. Differences are named by their key (``analyses[1].result.low``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from evalspec.audit.model import AuditInputs, CheckResult
+
+__all__ = ["reproduce", "compare", "COMPARED"]
+
+#: Parts of the claim a re-run must reproduce exactly.
+COMPARED = ("analyses", "decision", "coverage", "seeds", "data")
+
+
+def compare(a: Any, b: Any, path: str = "", out: list[str] | None = None, limit: int = 20) -> list[str]:
+    """Keys whose values differ between two JSON values, as ``key: claim X, re-run Y``."""
+    out = [] if out is None else out
+    if len(out) >= limit:
+        return out
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in a:
+                out.append(f"{sub}: not in the claim, re-run gives {_short(b[k])}")
+            elif k not in b:
+                out.append(f"{sub}: claim has {_short(a[k])}, the re-run has none")
+            else:
+                compare(a[k], b[k], sub, out, limit)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            compare(x, y, f"{path}[{i}]", out, limit)
+    elif a != b:
+        out.append(f"{path}: claim {_short(a)}, re-run {_short(b)}")
+    return out
+
+
+def _short(v: Any, limit: int = 60) -> str:
+    text = json.dumps(v, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _layout(root: Path, plan_name: str, rels: list[str]) -> Path:
+    """A plan folder inside ``root`` deep enough that every ``../`` path stays inside ``root``."""
+    depth = 0
+    for rel in rels:
+        up = 0
+        for part in PurePosixPath(rel.replace("\\", "/")).parts:
+            up = up + 1 if part == ".." else max(0, up - 1) if part != "." else up
+            depth = max(depth, up)
+    folder = root.joinpath(*[f"d{i}" for i in range(depth)]) if depth else root
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / plan_name
+
+
+def reproduce(inputs: AuditInputs) -> CheckResult:
+    from evalspec.claim import dumps
+    from evalspec.errors import EvalspecError
+    from evalspec.run import run_plan
+
+    title = "Numbers reproduce"
+    claim = inputs.claim
+    plan = claim.get("plan") or {}
+    source = plan.get("source")
+    if not isinstance(source, str) or inputs.data is None:
+        return CheckResult("reproduction", title, "warning",
+                           "The claim holds no copy of its plan, so it cannot be re-run.")
+    name = Path(str(plan.get("path") or "plan.yaml")).name
+    tmp = Path(tempfile.mkdtemp(prefix="evalspec-audit-"))
+    try:
+        plan_file = _layout(tmp, name, [r for r, _ in inputs.data])
+        plan_file.write_text(source, encoding="utf-8")
+        for rel, path in inputs.data:
+            target = (plan_file.parent / rel).resolve()
+            if tmp.resolve() not in target.parents:
+                return CheckResult("reproduction", title, "warning",
+                                   f"The results path {rel!r} recorded in the claim leaves the plan's folder tree; "
+                                   "the run was not reproduced.")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        try:
+            again = run_plan(plan_file, command=list(claim.get("command") or []))
+        except EvalspecError as exc:
+            return CheckResult("reproduction", title, "fail",
+                               "Re-running the claim's plan on its data fails, so its numbers cannot be reproduced.",
+                               [str(exc).splitlines()[0]])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    rerun = json.loads(dumps(again))
+    stored = json.loads(dumps(claim))
+    diffs: list[str] = []
+    for key in COMPARED:
+        compare(stored.get(key), rerun.get(key), key, diffs)
+    versions = []
+    sw_claim, sw_now = stored.get("software") or {}, rerun.get("software") or {}
+    for lib in sorted(set(sw_claim) | set(sw_now)):
+        if sw_claim.get(lib) != sw_now.get(lib):
+            versions.append(f"{lib}: claim {sw_claim.get(lib)}, now {sw_now.get(lib)}")
+    if diffs:
+        return CheckResult("reproduction", title, "fail",
+                           "Re-running the claim's plan on its data with the same seeds gives different numbers.",
+                           diffs + versions)
+    seeds = ", ".join(str(s.get("seed")) for s in stored.get("seeds") or [] if isinstance(s, dict)) or "none"
+    return CheckResult("reproduction", title, "pass" if not versions else "warning",
+                       "Re-running the claim's plan on its data with the same seeds gives the same numbers, digit for "
+                       "digit." + ("" if not versions else " The software versions differ from the claim's."),
+                       [f"seeds: {seeds}", f"compared: {', '.join(COMPARED)}"] + versions)
