@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "report": "evalspec.commands.report:report",
     "audit": "evalspec.commands.audit:audit",
     "power": "evalspec.commands.power:power",
+    "convert": "evalspec.commands.convert:convert",
 }
 
 _HELP = {
@@ -42,6 +43,7 @@ _HELP = {
     "report": "Render a claim record to HTML and/or PDF.",
     "audit": "Check a claim against its plan, lock and ledger; reproduce it.",
     "power": "Units needed to detect the planned improvement, before any data.",
+    "convert": "Write the tidy table evalspec reads from inspect_ai / lm-eval / promptfoo logs.",
 }
 
 

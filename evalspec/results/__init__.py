@@ -46,6 +46,17 @@ def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> li
                     [problem(f"no file matches {pattern!r}", pattern, f"paths are relative to {base or '.'}")],
                 )
             out.extend(hits)
+        elif full.is_dir() and plan.data.format != "auto" and plan.data.format not in ("jsonl", "csv", "parquet"):
+            from evalspec.results.adapters import expand  # a folder of tool logs
+
+            found = expand(full, plan.data.format)
+            if not found:
+                raise InputError(
+                    f"{plan_path}: data.results: no {plan.data.format} log in the folder {pattern!r}",
+                    [problem(f"no {plan.data.format} log in the folder {full}", pattern,
+                             "name the log files, or check data.format")],
+                )
+            out.extend(found)
         else:
             if not full.is_file():
                 raise InputError(
@@ -62,11 +73,15 @@ def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> li
 
 def read_all(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[RawFile]:
     """Read every results file of the plan (no typing, no checks)."""
-    raws = []
-    for path in resolve_paths(plan, plan_path, plan_diagnostic):
-        fmt = detect_format(path, plan.data.format)
-        raws.append(read_file(path, fmt, display=_display(path)))
-    return raws
+    from evalspec.results import adapters  # tool logs (inspect_ai, lm-eval, promptfoo); the plan's mapping
+
+    paths = resolve_paths(plan, plan_path, plan_diagnostic)
+    if plan.data.format in adapters.LOG_FORMATS:
+        raws: list[RawFile] = list(adapters.read_logs(paths, plan.data.format, adapters.Options.from_plan(plan),
+                                                      _display))
+    else:
+        raws = [read_file(path, detect_format(path, plan.data.format), display=_display(path)) for path in paths]
+    return adapters.apply_plan(raws, plan)
 
 
 def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Checked:

@@ -151,13 +151,15 @@ def apply_plan(raws: list[Any], plan: Any) -> list[Any]:
         changed = False
         counts: dict[str, int] = {}
         if mapping and cand_col in cols:
-            col = cols[cand_col]
-            new = np.array([mapping.get(_text(v), v) if v is not None else v for v in col], dtype=object)
-            cols[cand_col] = new
+            codes, uniques = _factorize(cols[cand_col])
+            mapped = np.array([mapping.get(_text(u), u) for u in uniques] + [None], dtype=object)
+            cols[cand_col] = mapped[codes]
             changed = True
         if missing and out_col in cols:
             col = cols[out_col]
-            hit = np.array([v is not None and _text(v) in missing for v in col], dtype=bool)
+            codes, uniques = _factorize(col)
+            hit_u = np.array([_text(u) in missing for u in uniques] + [False], dtype=bool)
+            hit = hit_u[codes]
             if hit.any():
                 for v in col[hit]:
                     counts[_text(v)] = counts.get(_text(v), 0) + 1
@@ -178,6 +180,14 @@ def apply_plan(raws: list[Any], plan: Any) -> list[Any]:
         result.append(raw)
     _check_case_overlap(result, plan)
     return result
+
+
+def _factorize(col: np.ndarray) -> tuple[np.ndarray, list[Any]]:
+    """``(codes, uniques)`` of an object column; code -1 (None/NaN) picks the trailing extra entry."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(np.asarray(col, dtype=object), use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.int64), list(uniques)
 
 
 def _text(v: Any) -> str:
@@ -203,13 +213,14 @@ def _check_case_overlap(raws: list[Any], plan: Any) -> None:
         return
     cand_col = plan.data.columns.candidate
     case_col = plan.units.case
+    import pandas as pd
+
     ids: dict[str, dict[str, None]] = {}
     for raw in raws:
         if cand_col not in raw.columns or case_col not in raw.columns:
             return  # the table reports the missing column
-        for c, k in zip(raw.columns[cand_col], raw.columns[case_col]):
-            if c is None or k is None:
-                continue
+        pairs_df = pd.DataFrame({"c": raw.columns[cand_col], "k": raw.columns[case_col]}).dropna().drop_duplicates()
+        for c, k in zip(pairs_df["c"].tolist(), pairs_df["k"].tolist()):
             ids.setdefault(_text(c), {}).setdefault(_text(k), None)
     problems = []
     for first, second in dict.fromkeys(pairs):
