@@ -301,11 +301,28 @@ def _counts(successes: ArrayLike, trials: ArrayLike, label: str = "") -> tuple[n
     return y.astype(np.int64), j.astype(np.int64)
 
 
+def _unique(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted distinct values of non-negative ints, their counts and each entry's index.
+
+    Counting sort (linear time) when the values are small, else ``np.unique``.
+    """
+    top = int(x.max()) if x.size else 0
+    if top < 4_000_000:
+        counts = np.bincount(x, minlength=top + 1)
+        values = np.flatnonzero(counts)
+        rank = np.zeros(top + 1, dtype=np.int64)
+        rank[values] = np.arange(values.size)
+        return values, counts[values], rank[x]
+    values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    return values, counts, inverse.ravel()
+
+
 def _pairs(y: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Distinct (y, J) pairs, their counts, and the pair index of each question."""
-    key = np.stack([y, j], axis=1)
-    uniq, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-    return uniq[:, 0], uniq[:, 1], counts.astype(np.float64), inverse.ravel()
+    width = int(j.max()) + 1
+    key = j.astype(np.int64) * width + y
+    values, counts, inverse = _unique(key)
+    return values % width, values // width, counts.astype(np.float64), inverse
 
 
 # --------------------------------------------------------------------------- likelihood
@@ -328,14 +345,15 @@ class _Likelihood:
         from scipy.special import gammaln
 
         self.n = float(y.size)
-        self.su, self.sw = np.unique(y, return_counts=True)
-        self.fu, self.fw = np.unique(j - y, return_counts=True)
-        self.tu, self.tw = np.unique(j, return_counts=True)
+        self.su, self.sw, _ = _unique(y)
+        self.fu, self.fw, _ = _unique(j - y)
+        self.tu, self.tw, _ = _unique(j)
         self.sw = self.sw.astype(np.float64)
         self.fw = self.fw.astype(np.float64)
         self.tw = self.tw.astype(np.float64)
-        # log binomial coefficients (constant in the parameters)
-        self.const = float(np.sum(gammaln(j + 1.0) - gammaln(y + 1.0) - gammaln(j - y + 1.0)))
+        # log binomial coefficients (constant in the parameters), over the distinct values too
+        self.const = float(self.tw @ gammaln(self.tu + 1.0) - self.sw @ gammaln(self.su + 1.0)
+                           - self.fw @ gammaln(self.fu + 1.0))
 
     @staticmethod
     def _rising(x: np.ndarray, u: np.ndarray, w: np.ndarray, chunk: int = 1 << 22) -> np.ndarray:
@@ -348,6 +366,18 @@ class _Likelihood:
             return out
         flat = x.ravel()
         res = out.ravel()
+        top = int(u.max())
+        if top <= 512:
+            # lnGamma(x + u) - lnGamma(x) = sum_{t < u} ln(x + t): weight each t by how many
+            # questions have u > t, so one matrix-vector product of logs does every pair.
+            tail = np.zeros(top)
+            np.add.at(tail, u.astype(np.int64) - 1, w)
+            tail = np.cumsum(tail[::-1])[::-1]
+            t = np.arange(top, dtype=np.float64)
+            step = max(1, chunk // top)
+            for s in range(0, flat.size, step):
+                res[s:s + step] = np.log(flat[s:s + step, None] + t[None, :]) @ tail
+            return out
         base = gammaln(flat)
         step = max(1, chunk // u.size)
         for s in range(0, flat.size, step):
@@ -517,7 +547,19 @@ class _GridPosterior:
                 break
         near = lp >= top - _GRID_DROP
         box = self._clip([eg[near].min() - he, eg[near].max() + he, lg[near].min() - hl, lg[near].max() + hl])
-        ev, lv, eg, lg, lp, he, hl = self._grid(*box, self.points)
+        for _ in range(6):  # final grid; widen any side whose edge still lies within the drop
+            ev, lv, eg, lg, lp, he, hl = self._grid(*box, self.points)
+            top = np.nanmax(lp)
+            grew = False
+            edges = {0: lp[0, :], 1: lp[-1, :], 2: lp[:, 0], 3: lp[:, -1]}
+            for side, vals in edges.items():
+                if np.nanmax(vals) > top - _GRID_DROP + 1.0 and not self._at_limit(box, side):
+                    width = (box[1] - box[0]) if side < 2 else (box[3] - box[2])
+                    box[side] += (-1 if side in (0, 2) else 1) * 0.25 * width
+                    grew = True
+            box = self._clip(box)
+            if not grew:
+                break
         return ev, lv, eg, lg, lp, he, hl, box
 
     def _clip(self, box: list[float]) -> list[float]:
@@ -660,7 +702,7 @@ def _ppc(y: np.ndarray, j: np.ndarray, alpha: np.ndarray, beta: np.ndarray, rng:
     from scipy.special import betaln, gammaln
 
     n_rep = alpha.size
-    tu, tw = np.unique(j, return_counts=True)
+    tu, tw, _ = _unique(j)
     edges = np.linspace(0.0, 1.0, bins + 1)
     stats_rep = {"mean proportion": np.zeros(n_rep), "sd of proportions": np.zeros(n_rep),
                  "share always right": np.zeros(n_rep), "share always wrong": np.zeros(n_rep)}
@@ -759,8 +801,8 @@ def _derive(y: np.ndarray, j: np.ndarray, mu: np.ndarray, lam: np.ndarray, prob:
     ppc = _ppc(y, j, alpha[pick], beta[pick], rng)
     notes = []
     if y.size == 1:
-        notes.append("only one question: the spread between questions (kappa) cannot be learned from the data, "
-                     "so its posterior is close to its prior")
+        notes.append("only one question: the spread between questions (kappa) is barely informed by the data, "
+                     "so its wide posterior rests mostly on its prior")
     if np.all(y == j):
         notes.append("every trial of every question was correct: mu's posterior is bounded below by the data but "
                      "its upper end rests on the prior")
