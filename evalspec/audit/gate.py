@@ -23,13 +23,16 @@ def require_locked(plan_path: str | Path, display: str | None = None) -> None:
     lock_name = lock_path(name).name
     if status.lock is None:
         raise CheckFailed(f"{name}: refusing to run with --locked: the plan has no lock ({lock_name})", [
-            Diagnostic(file=name, message="the plan has no lock, so nothing shows it was fixed before the results",
+            Diagnostic(file=name, message="refusing to run with --locked: the plan has no lock, so nothing shows it "
+                       "was fixed before the results",
                        hint=f"lock it before collecting results: evalspec lock {name}")])
     if not status.matches:
         changes = [c.describe() for c in status.changes] or ["(no key differs; the canonical form changed)"]
         raise CheckFailed(
             f"{name}: refusing to run with --locked: the plan changed after it was locked at "
             f"{status.lock.locked_at}", [
+                Diagnostic(file=name, message=f"refusing to run with --locked: the plan changed after it was locked "
+                           f"at {status.lock.locked_at}")] + [
                 Diagnostic(file=name, message=f"differs from its lock: {c}",
                            hint="restore the locked plan, or re-lock deliberately with evalspec lock --force "
                            "(the change stays visible in the lock's history)") for c in changes[:20]])
