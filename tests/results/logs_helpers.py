@@ -104,3 +104,18 @@ def write_promptfoo(folder: Path, name: str = "results.json", **kw: Any) -> Path
     path = folder / name
     path.write_text(json.dumps(promptfoo_doc(**kw)), encoding="utf-8")
     return path
+
+
+def stage(folder: Path, *paths: Path) -> list[str]:
+    """Copy fixture files or folders next to the plan (results must sit below the plan's folder)."""
+    import shutil
+
+    names = []
+    for p in paths:
+        dest = folder / p.name
+        if p.is_dir():
+            shutil.copytree(p, dest, dirs_exist_ok=True)
+        else:
+            shutil.copy(p, dest)
+        names.append(p.name)
+    return names

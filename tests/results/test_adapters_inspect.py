@@ -18,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from logs_helpers import FAILED, FLAKY, STRONG, WEAK, WEAK_JSON, write_plan  # noqa: E402
+from logs_helpers import FAILED, FLAKY, STRONG, WEAK, WEAK_JSON, stage, write_plan  # noqa: E402
 
 from evalspec.errors import InputError  # noqa: E402
 from evalspec.results.adapters import Options, read_logs  # noqa: E402
@@ -81,7 +81,8 @@ def test_errored_samples_are_missing_outcomes_counted_not_dropped() -> None:
 def test_errored_samples_follow_the_plan_policy_end_to_end(tmp_path: Path) -> None:
     from evalspec.results import load_results
 
-    plan_path = write_plan(tmp_path, f"""  results: ["{FLAKY}", "{STRONG}"]
+    stage(tmp_path, FLAKY, STRONG)
+    plan_path = write_plan(tmp_path, f"""  results: ["{FLAKY.name}", "{STRONG.name}"]
   format: inspect
   candidate_names: {{coinflip/flaky: flaky, coinflip/strong: strong}}""", candidates=("flaky", "strong"),
                            max_fraction=0.2)
@@ -92,7 +93,7 @@ def test_errored_samples_follow_the_plan_policy_end_to_end(tmp_path: Path) -> No
     assert checked.missing["flaky"]["missing"] == 5 and checked.missing["flaky"]["attempts"] == 30
     assert any(d["code"] == "missing_outcomes" for d in checked.detected)
     # above the plan's tolerance the run refuses, naming the rows
-    strict = write_plan(tmp_path, f"""  results: ["{FLAKY}", "{STRONG}"]
+    strict = write_plan(tmp_path, f"""  results: ["{FLAKY.name}", "{STRONG.name}"]
   format: inspect
   candidate_names: {{coinflip/flaky: flaky, coinflip/strong: strong}}""", candidates=("flaky", "strong"),
                         max_fraction=0.1)
@@ -135,7 +136,8 @@ def test_paired_analysis_across_two_logs_checked_by_hand(tmp_path: Path) -> None
     from evalspec.attempts import reduce_attempts
     from evalspec.stats.paired import paired_difference_interval
 
-    plan_path = write_plan(tmp_path, f"""  results: ["{STRONG}", "{WEAK}"]
+    stage(tmp_path, STRONG, WEAK)
+    plan_path = write_plan(tmp_path, f"""  results: ["{STRONG.name}", "{WEAK.name}"]
   format: inspect
   candidate_names: {{coinflip/strong: strong, coinflip/weak: weak}}
   columns: {{model_version: model_version, timestamp: timestamp}}""", rule="first")

@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from logs_helpers import LMEVAL, write_plan  # noqa: E402
+from logs_helpers import LMEVAL, stage, write_plan  # noqa: E402
 
 from evalspec.attempts import reduce_attempts  # noqa: E402
 from evalspec.errors import InputError  # noqa: E402
@@ -138,11 +138,12 @@ def test_paired_analysis_across_two_runs_checked_by_hand(tmp_path: Path) -> None
     from evalspec.plan.load import load_plan
     from evalspec.results import load_results
 
-    plan_path = write_plan(tmp_path, f"""  results: ["{STRONG}", "{WEAK}"]
+    stage(tmp_path, STRONG, WEAK)
+    plan_path = write_plan(tmp_path, """  results: [coinflip-strong, coinflip-weak]
   format: lm_eval
-  select: {{task: evalspec_mc, case_field: id}}
-  candidate_names: {{coinflip-strong: strong, coinflip-weak: weak}}
-  columns: {{timestamp: timestamp}}""", repeats=1, rule="first")
+  select: {task: evalspec_mc, case_field: id}
+  candidate_names: {coinflip-strong: strong, coinflip-weak: weak}
+  columns: {timestamp: timestamp}""", repeats=1, rule="first")
     checked = load_results(load_plan(plan_path).plan, plan_path)
     t = checked.tidy
     out = reduce_attempts(t.cand, t.case, t.repeat, t.passed, n_candidates=2, n_cases=len(t.case_ids), rule="first")
