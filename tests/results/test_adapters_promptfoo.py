@@ -1,0 +1,108 @@
+"""promptfoo output files read into evalspec's rows (a synthetic file built by promptfoo's types).
+
+No real promptfoo run was possible offline; :func:`logs_helpers.promptfoo_doc` lays the
+results out as promptfoo's evaluator numbers them (repeat r of test t has
+``testIdx = r * n_tests + t``) with the fields of ``EvaluateResult``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from logs_helpers import promptfoo_doc, write_plan, write_promptfoo  # noqa: E402
+
+from evalspec.errors import InputError  # noqa: E402
+from evalspec.results.adapters import Options, read_logs  # noqa: E402
+
+
+def read(path: Path, **kw: object) -> object:
+    return read_logs([path], "promptfoo", Options(**kw))[0]  # type: ignore[arg-type]
+
+
+def test_rows_cases_and_repeats_from_test_index(tmp_path: Path) -> None:
+    path = write_promptfoo(tmp_path, errors=frozenset({("weak", 3), ("weak", 17)}))
+    lf = read(path)
+    c = lf.columns
+    assert lf.rows == 60 and lf.format == "promptfoo"
+    assert Counter(c["candidate"]) == {"strong": 30, "weak": 30}
+    assert Counter(c["repeat"]) == {1: 20, 2: 20, 3: 20}
+    assert sorted(set(c["case_id"])) == list(range(10))
+    # testIdx 17 = repeat 2 (17 // 10 + 1) of test 7 (17 mod 10)
+    for case, rep, idx, qid in zip(c["case_id"], c["repeat"], c["test_idx"], c["vars.qid"]):
+        assert (case, rep) == (idx % 10, idx // 10 + 1) and qid == f"q{case:02d}"
+    assert sorted(set(c["metadata.doc"])) == ["doc0", "doc1", "doc2", "doc3"]
+    missing = [i for i, v in enumerate(c["outcome"]) if v is None]
+    assert {(c["candidate"][i], c["case_id"][i], c["repeat"][i]) for i in missing} == {("weak", 3, 1), ("weak", 7, 2)}
+    assert all("503" in c["error"][i] for i in missing)
+    assert all(isinstance(v, bool) for i, v in enumerate(c["outcome"]) if i not in missing)
+    assert c["latency_s"][0] == pytest.approx(0.25) and c["total_tokens"][0] == 12 and c["cost"][0] == 0.0001
+    p = lf.provenance
+    assert p["tool"] == "promptfoo" and p["tool_version"] == "0.120.0" and p["repeats"] == 3 and p["tests"] == 10
+    assert p["errors"] == 2 and p["missing_outcomes"] == 2
+    # promptfoo's pass rate counts the 2 provider errors as failures; recomputed from the rows it agrees
+    doc = json.loads(path.read_text())
+    st = doc["results"]["stats"]
+    assert p["reported"]["value"] == pytest.approx(st["successes"] / 60)
+    assert p["reported"]["recomputed_value"] == pytest.approx(st["successes"] / 60)
+
+
+def test_case_from_a_named_field_numbers_repeats_in_order(tmp_path: Path) -> None:
+    path = write_promptfoo(tmp_path)
+    c = read(path, case_field="vars.qid").columns
+    assert sorted(set(c["case_id"])) == [f"q{i:02d}" for i in range(10)]
+    assert Counter(c["repeat"]) == {1: 20, 2: 20, 3: 20}
+    c2 = read(path, case_field="metadata.doc").columns  # several tests per doc: repeats count up per doc
+    assert max(c2["repeat"]) == 9
+    with pytest.raises(InputError, match="case_field 'qid' is not one promptfoo results have"):
+        read(path, case_field="qid")
+
+
+def test_named_score_as_the_outcome(tmp_path: Path) -> None:
+    path = write_promptfoo(tmp_path)
+    c = read(path, metric="exact").columns
+    assert set(c["outcome"]) <= {0.0, 1.0}
+    with pytest.raises(InputError, match="named score 'bleu' is not in the results; they have exact"):
+        read(path, metric="bleu")
+
+
+def test_provider_errors_end_to_end_are_missing_not_failures(tmp_path: Path) -> None:
+    from evalspec.plan.load import load_plan
+    from evalspec.results import load_results
+
+    write_promptfoo(tmp_path, errors=frozenset({("weak", 3)}))
+    plan_path = write_plan(tmp_path, """  results: results.json
+  format: promptfoo
+  select: {case_field: vars.qid}""", cluster="metadata.doc")
+    checked = load_results(load_plan(plan_path).plan, plan_path)
+    assert checked.missing["weak"]["missing"] == 1 and checked.missing["strong"]["missing"] == 0
+    assert checked.tidy.n == 60 and len(checked.tidy.cluster_ids) == 4
+
+
+def test_version_2_and_repeat_count_that_does_not_divide(tmp_path: Path) -> None:
+    doc = promptfoo_doc(version=2, repeat=1)
+    doc["config"]["evaluateOptions"]["repeat"] = 3  # says 3, but the indices run 0..9
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    lf = read(path)
+    assert set(lf.columns["repeat"]) == {1} and lf.provenance["repeats"] == 1
+    assert any("not a multiple" in n for n in lf.provenance["notes"])
+
+
+def test_not_a_promptfoo_file(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps({"results": {"version": 3, "results": []}, "evalId": "e"}), encoding="utf-8")
+    with pytest.raises(InputError, match="has no results"):
+        read(path)
+    path.write_text(json.dumps({"rows": []}), encoding="utf-8")
+    with pytest.raises(InputError, match="not a promptfoo output file"):
+        read(path)
+    path.write_text('{"results": {"results": [', encoding="utf-8")
+    with pytest.raises(InputError, match="is not valid JSON"):
+        read(path)
