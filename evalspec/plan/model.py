@@ -340,6 +340,26 @@ class Stopping(_Strict):
     __section_rules__ = ((("rule", "looks"), _stopping_rules),)
 
 
+class PowerAssumptions(_Strict):
+    """Assumptions for ``evalspec power`` before any data (Miller 2024, "Adding Error Bars to Evals", eq. 9-10).
+
+    Set them from earlier evaluations or a pilot; ``evalspec power --pilot FILE`` estimates
+    them from pilot results instead.
+    """
+
+    omega2: Annotated[float, Field(gt=0.0, le=1.0)] | None = Field(
+        None, description="Variance across cases of the true per-case difference in pass rate (omega^2), e.g. 0.111."
+    )
+    sigma2_candidate: Fraction = Field(
+        0.0, description="Run-to-run variance of the candidate's outcome within a case (sigma_A^2); 0 if deterministic."
+    )
+    sigma2_baseline: Fraction = Field(0.0, description="Run-to-run variance of the baseline's outcome within a case.")
+    icc: Fraction = Field(0.0, description="Intra-cluster correlation of per-case differences (with units.cluster).")
+    cluster_size: Annotated[float, Field(ge=1.0)] | None = Field(
+        None, description="Average cases per cluster (with units.cluster); the design effect is 1 + (m - 1) * icc."
+    )
+
+
 class Slice(_Strict):
     """A declared (confirmatory) slice."""
 
@@ -387,6 +407,13 @@ class Plan(_Strict):
         description="Metadata every results row must carry: a role of data.columns (model_version, timestamp) "
         "or a results column (prompt_version, grader_version, seed...).",
     )
+    power: PowerAssumptions | None = Field(
+        None, description="Assumptions for `evalspec power` (sample size before any data); optional."
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_unset_additions(handler(self), ("power",))
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Plan:
