@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "audit": "evalspec.commands.audit:audit",
     "power": "evalspec.commands.power:power",
     "convert": "evalspec.commands.convert:convert",
+    "tbg": "evalspec.commands.tbg:tbg",
 }
 
 _HELP = {
@@ -44,6 +45,7 @@ _HELP = {
     "audit": "Check a claim against its plan, lock and ledger; reproduce it.",
     "power": "Units needed to detect the planned improvement, before any data.",
     "convert": "Write the tidy table evalspec reads from inspect_ai / lm-eval / promptfoo logs.",
+    "tbg": "Background temperature: reference sampling (tbg sample) and the T_bg estimate (tbg estimate).",
 }
 
 

@@ -147,7 +147,8 @@ def encode_prompt(tokenizer: Any, prompt: Prompt, chat: bool | None) -> list[int
             ids = ids["input_ids"]
         return [int(x) for x in ids]
     if prompt.text is None:
-        raise InputError(f"prompt {prompt.id!r} has chat messages but --no-chat was given")
+        raise InputError(f"prompt {prompt.id!r} has chat messages, but the prompts are not sent through a chat "
+                         "template (--no-chat, or the tokenizer has none); give it as text")
     return [int(x) for x in tokenizer(prompt.text, add_special_tokens=True)["input_ids"]]
 
 
@@ -425,13 +426,13 @@ class RunStats:
         return self.generated_tokens / self.seconds if self.seconds > 0 else 0.0
 
 
-def run_shard_local(loaded: Any, prompts: dict[str, Prompt], shard: ShardPlan, settings: SampleSettings) -> tuple[
+def run_shard_local(loaded: Any, encoded: dict[str, list[int]], shard: ShardPlan, settings: SampleSettings) -> tuple[
         list[dict[str, Any]], dict[str, Any]]:
     """Sample one shard with the transformers backend: ``(lines, stats)``."""
     t0 = time.perf_counter()
     results: dict[str, PromptSamples] = {}
     for pid in shard.prompt_ids:
-        ids = encode_prompt(loaded.tokenizer, prompts[pid], settings.chat)
+        ids = encoded[pid]
         unif = {t: temperature_uniforms(settings.seed, pid, t, settings.samples, settings.max_new_tokens)
                 for t in shard.temperatures}
         results[pid] = sample_prompt(loaded.model, ids, shard.temperatures, unif, settings.max_new_tokens,
@@ -450,7 +451,6 @@ def run_sampling(model_spec: str, prompts: Sequence[Prompt], settings: SampleSet
     """Sample every pending shard into ``out`` (resuming a run already there) and return what it did."""
     out = Path(out)
     shards = plan_shards(prompts, settings)
-    by_id = {p.id: p for p in prompts}
     stats = RunStats(shards_total=len(shards))
     if settings.backend == "vllm":
         from evalspec.tbg.backends import vllm_runner
@@ -465,9 +465,10 @@ def run_sampling(model_spec: str, prompts: Sequence[Prompt], settings: SampleSet
         model_info.pop("torch", None)
         model_info.pop("transformers", None)
         tokenizer = loaded.tokenizer
+        encoded = {p.id: encode_prompt(tokenizer, p, settings.chat) for p in prompts}  # errors before any shard
 
         def runner(shard: ShardPlan) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-            return run_shard_local(loaded, by_id, shard, settings)
+            return run_shard_local(loaded, encoded, shard, settings)
 
     manifest = _manifest(prompts, settings, model_info, environment, prompts_file)
     mpath = out / "manifest.json"
