@@ -200,13 +200,17 @@ class ClusteredMeanResult(IntervalResult):
     """Mean with a cluster-robust standard error and a t interval on ``df`` degrees of freedom.
 
     ``df`` is the Bell-McCaffrey value (a real number) for CR2 and ``n_clusters - 1`` for
-    CR0/CR1.
+    CR0/CR1. ``max_cluster_share`` is the largest cluster's share of the rows and
+    ``effective_clusters`` is ``1 / sum_g (n_g / n)^2`` (G for equal sizes, near 1 when one
+    cluster dominates): the inputs of a dominant-cluster caveat.
     """
 
     se: float
     df: float
     n_clusters: int
     correction: str
+    max_cluster_share: float = 0.0
+    effective_clusters: float = 0.0
 
     kind = "clustered_mean_interval"
 

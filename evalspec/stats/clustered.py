@@ -156,7 +156,7 @@ def clustered_mean_interval(
     -------
     ClusteredMeanResult
         ``estimate`` (the mean), ``low``/``high`` = ``mean -/+ t_df se``, ``se``, ``df``,
-        ``n_clusters`` and ``correction``. ``df`` is the Bell-McCaffrey value (a real
+        ``n_clusters``, ``correction``, ``max_cluster_share`` and ``effective_clusters``. ``df`` is the Bell-McCaffrey value (a real
         number, ``G - 1`` for equal cluster sizes) under CR2 and ``G - 1`` under CR0/CR1.
         The interval is not clipped: for 0/1 outcomes with few clusters it may leave [0, 1],
         which is itself a warning sign. When every cluster's residual total is zero the
@@ -186,4 +186,6 @@ def clustered_mean_interval(
         df=df,
         n_clusters=n_clusters,
         correction=correction,
+        max_cluster_share=float(sizes.max() / sizes.sum()),
+        effective_clusters=float(sizes.sum() ** 2 / np.dot(sizes, sizes)),
     )

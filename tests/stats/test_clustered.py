@@ -116,6 +116,10 @@ def test_dominant_cluster_drives_df_towards_one() -> None:
     sizes = [900] + [10] * 10
     df = bell_mccaffrey_df(sizes)
     assert 1.0 <= df < 2.0  # CR1 would claim 10
+    labels = np.repeat(np.arange(11), sizes)
+    r = clustered_mean_interval(np.arange(labels.size) % 2, labels)
+    assert r.df == pytest.approx(df) and r.max_cluster_share == pytest.approx(0.9)
+    assert r.effective_clusters == pytest.approx(1000**2 / (900**2 + 10 * 10**2))
     with pytest.raises(InvalidArgument) as err:
         bell_mccaffrey_df([5])
     assert err.value.argument == "cluster_sizes"
