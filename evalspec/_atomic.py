@@ -11,9 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["write_bytes_atomic", "write_text_atomic"]
+__all__ = ["write_bytes_atomic", "write_text_atomic", "folder_lock", "OutputSet", "LOCK_WAIT_SECONDS"]
 
 
 def _current_umask() -> int:
@@ -44,3 +45,123 @@ def write_bytes_atomic(path: Path | str, data: bytes) -> Path:
 def write_text_atomic(path: Path | str, text: str) -> Path:
     """Write ``text`` (UTF-8, ``\\n`` line endings as given) to ``path`` atomically."""
     return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+# -- folders written by one process at a time ----------------------------------------------
+
+#: Seconds a command waits for another evalspec process writing the same folder.
+LOCK_WAIT_SECONDS = 120.0
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path | str, *, wait: float | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (an advisory ``flock`` on the folder itself).
+
+    Two evalspec processes writing the same folder (two ``run`` into one ``--out``, two
+    ``lock`` of one plan) take turns instead of mixing their files. The lock needs no lock
+    file and is released by the operating system when its holder ends, even by ``kill -9``.
+    Waits at most ``wait`` seconds (default :data:`LOCK_WAIT_SECONDS`), then refuses (exit 2).
+    Where ``flock`` does not exist (Windows) this is a no-op.
+    """
+    import time
+
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        deadline = time.monotonic() + (LOCK_WAIT_SECONDS if wait is None else wait)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    from evalspec.errors import InputError
+
+                    raise InputError(f"{folder}: another evalspec process is writing to this folder; wait for it to "
+                                     "finish, or choose another folder") from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+class OutputSet:
+    """The files of one run (claim and reports), written as one set.
+
+    Everything is first written into a fresh hidden staging folder inside the target
+    folder (:meth:`path`). :meth:`commit` then, holding :func:`folder_lock` on the target,
+    removes *every* output of an earlier run (reports first, the claim last), moves the new
+    files in (the claim first) and removes the staging folder. Killed at any moment, the
+    target holds part of the old set or part of the new set, never a claim of one run beside
+    a report of another; concurrent runs into one folder take turns. Leaving the ``with``
+    block with an exception commits nothing.
+    """
+
+    #: Every file a run may leave in its output folder, in the order they are moved in.
+    NAMES: tuple[str, ...] = ("claim.json", "report.html", "report.pdf")
+    STAGING_PREFIX = ".evalspec-staging-"
+
+    def __init__(self, target: Path | str, names: tuple[str, ...] | None = None) -> None:
+        self.target = Path(target)
+        self.names = tuple(names) if names is not None else self.NAMES
+        self.staging: Path | None = None
+        self.committed: list[Path] = []
+
+    def __enter__(self) -> OutputSet:
+        self.target.mkdir(parents=True, exist_ok=True)
+        self.staging = Path(tempfile.mkdtemp(prefix=self.STAGING_PREFIX, dir=self.target))
+        return self
+
+    def path(self, name: str) -> Path:
+        """Where to write output ``name`` (one of :attr:`names`) before the commit."""
+        if name not in self.names:
+            raise ValueError(f"{name!r} is not one of this output set's files {self.names}")
+        assert self.staging is not None, "use OutputSet as a context manager"
+        return self.staging / name
+
+    def commit(self) -> list[Path]:
+        """Replace the previous run's outputs by the staged ones; return the files now in place."""
+        import shutil
+        import time
+
+        assert self.staging is not None
+        staged = [n for n in self.names if (self.staging / n).is_file()]
+        with folder_lock(self.target):
+            for name in reversed(self.names):  # old reports go before the old claim
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.target / name)
+            _fsync_folder(self.target)
+            for name in staged:  # the claim first: a report is never without its claim
+                os.replace(self.staging / name, self.target / name)
+            _fsync_folder(self.target)
+            self.committed = [self.target / n for n in staged]
+            for old in self.target.glob(self.STAGING_PREFIX + "*"):  # left by a killed run, not one running now
+                with contextlib.suppress(OSError):
+                    if old != self.staging and time.time() - old.stat().st_mtime > 3600:
+                        shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(self.staging, ignore_errors=True)
+        self.staging = None
+        return self.committed
+
+    def __exit__(self, *exc: object) -> None:
+        import shutil
+
+        if self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.staging = None
+
+
+def _fsync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

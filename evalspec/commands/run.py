@@ -4,6 +4,18 @@ The claim goes to ``<plan dir>/out/claim.json`` unless ``--out`` names another f
 is written atomically and only after every check and analysis succeeded, so a refused
 run (exit 2: bad results, an unpooled model-version change, missing outcomes beyond the
 plan's policy) leaves no output behind. An invalid plan exits 1, like ``validate``.
+
+The claim and its reports are written as one set (:class:`evalspec._atomic.OutputSet`):
+first into a hidden staging folder, then moved into place after every output of the
+previous run is removed, holding a lock on the folder. So ``--no-report`` never leaves an
+old report beside a new claim, a report that fails leaves no stale report, ``kill -9``
+leaves part of one run's set (never a mix), and two runs into one folder take turns.
+Nothing is printed before the outputs are in place, so ``evalspec run plan.yaml | head -1``
+loses nothing.
+
+Results files outside the plan's folder (``../data.jsonl``, an absolute path, a symbolic
+link leading out) are refused unless ``--allow-outside-data`` is given; the claim then
+records each such file as a deviation.
 """
 
 from __future__ import annotations
@@ -25,7 +37,10 @@ __all__ = ["run"]
               show_default=True, help="Report rendered next to the claim (see `evalspec report`).")
 @click.option("--locked", is_flag=True,
               help="Refuse (exit 1, nothing written) unless the plan has a lock it still matches.")
-def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, locked: bool = False) -> None:
+@click.option("--allow-outside-data", "allow_outside", is_flag=True, envvar="EVALSPEC_ALLOW_OUTSIDE_DATA",
+              help="Read results files outside the plan's folder (refused by default; recorded in the claim).")
+def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, locked: bool = False,
+        allow_outside: bool = False) -> None:
     """Run PLAN on its results and write the claim record (claim.json).
 
     Reads the results the plan names, checks them, applies the attempt rule, runs every
@@ -40,23 +55,48 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
         from evalspec.audit.gate import require_locked
 
         require_locked(plan)
+    from evalspec._atomic import OutputSet
+    from evalspec.results import OUTSIDE_ALLOWED, outside_files
+
     command = ["evalspec", "run", plan] + (["--out", out_dir] if out_dir is not None else [])
-    claim = run_plan(plan, command=command)
+    command += ["--allow-outside-data"] if allow_outside else []
+    token = OUTSIDE_ALLOWED.set(allow_outside)
+    try:
+        claim = run_plan(plan, command=command)
+    finally:
+        OUTSIDE_ALLOWED.reset(token)
+    if allow_outside:
+        outside = outside_files([f["path"] for f in claim["data"]["files"]], Path(plan))
+        if outside:
+            claim["deviations"].append({
+                "code": "data_outside_plan_folder",
+                "message": "Results were read from outside the plan's folder, as allowed by --allow-outside-data: "
+                + ", ".join(outside) + "."})
     from evalspec.ledger import append_entry, seal_run
 
     claim, ledger_entry = seal_run(claim, plan)  # the claim records its own SHA-256 and its ledger entry
     if ledger_entry is not None:
         append_entry(plan, ledger_entry)  # the ledger of looks, beside the plan (before the claim: no unrecorded look)
     target = Path(out_dir) if out_dir is not None else default_out_dir(plan)
-    path = write_claim(claim, target)
+    report_error: BaseException | None = None
+    with OutputSet(target) as outputs:
+        assert outputs.staging is not None
+        staged = write_claim(claim, outputs.staging)
+        if not no_report:
+            from evalspec.commands.report import formats_for
+            from evalspec.report import load_claim, render
+
+            try:
+                render(load_claim(staged), outputs.staging, formats_for(report_format))
+            except Exception as exc:  # noqa: BLE001 - the claim stands alone; no stale report stays beside it
+                report_error = exc
+        written = outputs.commit()
     decision = claim["decision"]
     click.echo(f"verdict: {decision['verdict']} - {decision['headline']}")
     for dev in claim["deviations"]:
         click.echo(f"deviation: {dev['code']}: {dev['message']}")
-    click.echo(f"claim written to {path}")
-    if not no_report:
-        from evalspec.commands.report import formats_for
-        from evalspec.report import load_claim, render
-
-        for report_path in render(load_claim(path), path.parent, formats_for(report_format)):
-            click.echo(f"report written to {report_path}")
+    for path in written:
+        click.echo(f"{'claim' if path.name == 'claim.json' else 'report'} written to {path}")
+    if report_error is not None:
+        click.echo("the report could not be written; the claim stands alone (no earlier report was kept)", err=True)
+        raise report_error

@@ -114,10 +114,17 @@ def read_source(path: str | os.PathLike[str], display: str | None = None) -> str
         inside = fs / "plan.yaml"
         hint = f"did you mean {os.path.join(name, 'plan.yaml')}?" if inside.is_file() else "pass the plan file"
         raise _input_error(name, "is a directory, not a plan file", hint)
+    import stat as _stat
+
+    if not _stat.S_ISREG(st.st_mode):  # a named pipe would block forever, a device never end
+        kind = ("a named pipe" if _stat.S_ISFIFO(st.st_mode) else "a device"
+                if _stat.S_ISCHR(st.st_mode) or _stat.S_ISBLK(st.st_mode) else "a socket or other special file")
+        raise _input_error(name, f"is not a regular file ({kind})", "pass the plan file")
     if st.st_size > MAX_PLAN_BYTES:
         raise _too_big(name, st.st_size)
     try:
-        with fs.open("rb") as fh:
+        fd = os.open(fs, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
             raw = fh.read(MAX_PLAN_BYTES + 1)
     except PermissionError:
         raise _input_error(name, "cannot be read: permission denied") from None

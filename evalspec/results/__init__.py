@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import glob as _glob
+import os
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from evalspec.results.checks import Checked, check_results
 from evalspec.results.readers import RawFile, detect_format, read_file
 from evalspec.results.table import FileInfo, Tidy, build_table
 
-__all__ = ["Checked", "FileInfo", "RawFile", "Tidy", "load_results", "resolve_paths", "read_all"]
+__all__ = ["OUTSIDE_ALLOWED", "outside_files", "Checked", "FileInfo", "RawFile", "Tidy", "load_results", "resolve_paths", "read_all"]
 
 
 def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[Path]:
@@ -58,7 +60,7 @@ def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> li
                 )
             out.extend(found)
         else:
-            if not full.is_file():
+            if not os.path.lexists(full):  # present but not a regular file: the reader says what it is
                 raise InputError(
                     f"{plan_path}: data.results: no such file {str(full)!r}",
                     [problem(f"no such results file: {full}", pattern,
@@ -68,7 +70,37 @@ def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> li
     seen: dict[Path, None] = {}
     for p in out:
         seen.setdefault(p, None)
+    if not OUTSIDE_ALLOWED.get():
+        home = os.path.realpath(base or ".")
+        for p in seen:
+            real = os.path.realpath(p)
+            if os.path.commonpath([home, real]) != home:
+                pattern = next((q for q in patterns if not any(ch in q for ch in "*?[") and base / q == p), None)
+                raise InputError(
+                    f"{plan_path}: data.results: {p} is outside the plan's folder",
+                    [problem(f"the results file {p} is outside the plan's folder"
+                             + (" (through a symbolic link)" if os.path.islink(p) else ""),
+                             pattern or patterns[0],
+                             "keep the results beside the plan, or allow it knowingly with "
+                             "`evalspec run --allow-outside-data` (the claim records it)")],
+                )
     return list(seen)
+
+
+#: Whether results files outside the plan's folder may be read (``evalspec run --allow-outside-data``).
+#: Off by default: a plan that reads ``../../secrets.csv`` or ``/etc/...`` is refused, not read silently.
+OUTSIDE_ALLOWED: ContextVar[bool] = ContextVar("evalspec_outside_allowed", default=False)
+
+
+def outside_files(paths: list[str], plan_path: Path) -> list[str]:
+    """Those of ``paths`` (as recorded in the claim) that lie outside the plan's folder."""
+    home = os.path.realpath(plan_path.parent or ".")
+    out = []
+    for p in paths:
+        real = os.path.realpath(p if os.path.isabs(p) else os.path.join(home, p))
+        if os.path.commonpath([home, real]) != home:
+            out.append(p)
+    return out
 
 
 def read_all(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[RawFile]:
@@ -94,7 +126,7 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
 
 def _display(path: Path) -> str:
     """The path as shown in messages and the claim: relative to the working folder when below it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    try:  # abspath, not resolve: a symbolic link keeps the name the plan gave it (and a loop raises nothing)
+        return str(Path(os.path.abspath(path)).relative_to(os.path.abspath(Path.cwd())))
+    except (ValueError, OSError):
         return str(path)

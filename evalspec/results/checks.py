@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
-from evalspec.results.table import Tidy, _factorize, _is_missing, located
+from evalspec.results.table import Tidy, _factorize, located, missing_mask
 
 __all__ = ["Checked", "check_results"]
 
@@ -60,11 +60,10 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
 
     # duplicates of (candidate, case, repeat)
     n_cases = len(tidy.case_ids)
-    rmin = int(tidy.repeat.min()) if tidy.n else 0
-    key = (tidy.cand * (n_cases + 1) + tidy.case) * (int(tidy.repeat.max()) - rmin + 1) + (tidy.repeat - rmin)
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    dup_pos = np.flatnonzero(ks[1:] == ks[:-1]) + 1
+    order = np.lexsort((tidy.repeat, tidy.case, tidy.cand))  # no arithmetic key: nothing can overflow
+    same = ((tidy.cand[order][1:] == tidy.cand[order][:-1]) & (tidy.case[order][1:] == tidy.case[order][:-1])
+            & (tidy.repeat[order][1:] == tidy.repeat[order][:-1]))
+    dup_pos = np.flatnonzero(same) + 1
     if dup_pos.size:
         rows = np.sort(order[dup_pos])
         file0, line0 = tidy.where(int(order[dup_pos[0] - 1]))
@@ -229,8 +228,7 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
 def _none_mask(col: np.ndarray) -> np.ndarray:
     """Rows whose value is missing (None, NaN or empty text), vectorised over distinct values."""
     codes, uniq = _factorize(col)
-    miss = np.array([_is_missing(u) for u in uniq] + [True], dtype=bool)
-    return miss[codes]
+    return np.append(missing_mask(uniq), True)[codes]
 
 
 def _order(t: Tidy) -> np.ndarray:

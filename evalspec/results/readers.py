@@ -104,12 +104,12 @@ def detect_format(path: Path, declared: str) -> str:
 
 # -- bytes ----------------------------------------------------------------------------------
 
-_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
 
 
 def regular_file_problem(mode: int) -> str | None:
-    """What a non-regular file is (``"a named pipe (FIFO)"``...), or None for a regular file."""
+    """What a non-regular file is (``"a named pipe"``...), or None for a regular file."""
     if stat.S_ISREG(mode):
         return None
     for test, name in _KINDS:

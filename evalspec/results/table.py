@@ -2,10 +2,12 @@
 
 :func:`build_table` maps the plan's column roles onto the raw columns read by
 :mod:`evalspec.results.readers`, and turns values into codes and numbers with
-vectorised work on the *distinct* values (``pandas.factorize``), not per row, so a
-million-row file costs little more than reading it. Anything that cannot be typed (an
-unknown candidate, an outcome that is not pass/fail, a repeat that is not an integer, a
-missing case id) is a located :class:`~evalspec.errors.Diagnostic`.
+vectorised work on the *distinct* values (codes from Arrow's dictionary encoding, or
+:func:`factorize` here), not per row, so a million-row file costs little more than reading
+it. Anything that cannot be typed (an unknown candidate, an outcome that is not pass/fail,
+a repeat that is not an integer, a missing case id, a list or object where one value
+belongs, a timestamp outside the years 1-9999, an infinite score, a label longer than
+:data:`~evalspec.limits.MAX_LABEL_CHARS`) is a located :class:`~evalspec.errors.Diagnostic`.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
+from evalspec.limits import MAX_LABEL_CHARS, MAX_ROWS, MAX_SLICE_LEVELS
 from evalspec.results.readers import RawFile, known_codes
 
-__all__ = ["Tidy", "FileInfo", "build_table", "located", "MAX_LISTED"]
+__all__ = ["Tidy", "FileInfo", "build_table", "located", "factorize", "missing_mask", "MAX_LISTED", "MAX_REPEAT",
+           "MAX_ABS_SCORE", "plan_columns"]
 
 #: At most this many rows are listed per finding; the rest are counted.
 MAX_LISTED = 5
@@ -28,6 +32,11 @@ MAX_LISTED = 5
 _TRUE = {"pass", "passed", "true", "t", "yes", "y", "c", "correct", "1", "1.0", "success", "ok"}
 _FALSE = {"fail", "failed", "false", "f", "no", "n", "i", "incorrect", "0", "0.0", "failure"}
 _MISSING = {"", "na", "nan", "null", "none"}
+#: Repeat numbers are integers of at most this magnitude.
+MAX_REPEAT = 1_000_000
+#: Scores are finite numbers of at most this magnitude (sums of millions of them stay exact enough).
+MAX_ABS_SCORE = 1e12
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -141,13 +150,54 @@ class _Concat:
 
 def _factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, uniques)`` of an object column; code -1 = None/NaN (known codes reused)."""
-    import pandas as pd
-
     known = known_codes(col)
     if known is not None:
         return known
-    codes, uniques = pd.factorize(col, use_na_sentinel=True)
-    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
+    return factorize(col)
+
+
+def factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, uniques)`` of an object column in first-seen order; code -1 = None/NaN.
+
+    Values of different types stay distinct (``1``, ``True`` and ``"1"`` are three values);
+    unhashable values (a nested list or object) are compared by their text, so they are
+    counted and located rather than crashing. Homogeneous columns go through Arrow.
+    """
+    import pyarrow as pa
+
+    n = col.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+    try:
+        arr = pa.array(col, from_pandas=True)
+        ok = (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or pa.types.is_integer(arr.type)
+              or pa.types.is_boolean(arr.type) or pa.types.is_null(arr.type))
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        ok = False
+    if ok:
+        if pa.types.is_null(arr.type):
+            return np.full(n, -1, dtype=np.int64), np.zeros(0, dtype=object)
+        enc = arr.dictionary_encode()
+        idx = enc.indices.fill_null(-1) if enc.indices.null_count else enc.indices
+        uniques = np.empty(len(enc.dictionary), dtype=object)
+        uniques[:] = enc.dictionary.to_pylist()
+        return idx.to_numpy(zero_copy_only=False).astype(np.int64, copy=False), uniques
+    index: dict[Any, int] = {}
+    firsts: list[Any] = []
+    codes = np.empty(n, dtype=np.int64)
+    for i, v in enumerate(col.tolist()):
+        if v is None or (v.__class__ is float and v != v):
+            codes[i] = -1
+            continue
+        key = (v.__class__, repr(v)) if v.__class__ in (list, dict) else (v.__class__, v)
+        j = index.get(key)
+        if j is None:
+            j = index[key] = len(firsts)
+            firsts.append(v)
+        codes[i] = j
+    uniques = np.empty(len(firsts), dtype=object)
+    uniques[:] = firsts
+    return codes, uniques
 
 
 def _is_missing(value: Any) -> bool:
@@ -156,6 +206,18 @@ def _is_missing(value: Any) -> bool:
     if isinstance(value, float) and math.isnan(value):
         return True
     return isinstance(value, str) and value.strip().lower() in _MISSING
+
+
+def missing_mask(uniques: np.ndarray) -> np.ndarray:
+    """:func:`_is_missing` of each of ``uniques`` (distinct values), as a boolean array."""
+    miss = _MISSING
+    return np.fromiter(
+        (v is None or (v.__class__ is float and v != v) or (v.__class__ is str and (not v or v.strip().lower() in miss))
+         for v in uniques.tolist()), dtype=bool, count=len(uniques))
+
+
+def _nested(value: Any) -> bool:
+    return isinstance(value, (list, dict))
 
 
 def _label(value: Any) -> str:
@@ -170,8 +232,9 @@ def _label(value: Any) -> str:
 def _labels(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(codes, sorted labels, missing mask)`` of an identifier column."""
     codes, uniques = _factorize(col)
-    ulabels = np.array([_label(u) for u in uniques], dtype=object)
-    umissing = np.array([_is_missing(u) for u in uniques], dtype=bool)
+    ulabels = np.empty(len(uniques), dtype=object)
+    ulabels[:] = [_label(u) for u in uniques.tolist()]
+    umissing = missing_mask(uniques)
     good = ulabels[~umissing] if len(ulabels) else ulabels
     sorted_labels = np.array(sorted(set(good.tolist())), dtype=object)
     index = {lab: j for j, lab in enumerate(sorted_labels.tolist())}
@@ -199,19 +262,28 @@ def _parse_binary(value: Any) -> float | None:
 
 
 def _parse_score(value: Any) -> float | None:
+    """A finite number of magnitude at most :data:`MAX_ABS_SCORE`; NaN when missing; None when unreadable.
+
+    Text must be a plain decimal number (``"8.5"``); ``"8,5"``, ``"n/a"`` or ``"high"`` are
+    unreadable, never dropped silently.
+    """
     if _is_missing(value):
         return math.nan
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(float(value)) else None
-    if isinstance(value, str):
+        try:
+            v = float(value)
+        except OverflowError:
+            return None
+    elif isinstance(value, str):
         try:
             v = float(value.strip())
         except ValueError:
             return None
-        return v if math.isfinite(v) else None
-    return None
+    else:
+        return None
+    return v if math.isfinite(v) and abs(v) <= MAX_ABS_SCORE else None
 
 
 def _parse_repeat(value: Any) -> int | None:
@@ -219,24 +291,34 @@ def _parse_repeat(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
+    if isinstance(value, str):
+        s = value.strip()
+        body = s[1:] if s[:1] in "+-" else s
+        if body.isascii() and body.isdigit() and len(body) <= 30:
+            return int(s)
     return None
 
 
 def parse_timestamp(value: Any) -> _dt.datetime | None:
-    """An ISO 8601 time as an aware UTC datetime (naive times are taken as UTC)."""
+    """An ISO 8601 time as an aware UTC datetime (naive times are taken as UTC).
+
+    None when the text is no ISO 8601 time or the time falls outside the years 1-9999 in UTC.
+    """
     if not isinstance(value, str):
         return None
     try:
         t = _dt.datetime.fromisoformat(value.strip())
-    except ValueError:
+        if t.tzinfo is None:
+            return t.replace(tzinfo=_dt.timezone.utc)
+        return t.astimezone(_dt.timezone.utc)
+    except (ValueError, OverflowError):
         return None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=_dt.timezone.utc)
-    return t.astimezone(_dt.timezone.utc)
+
+
+def _micros(t: _dt.datetime) -> int:
+    return (t - _EPOCH) // _dt.timedelta(microseconds=1)
 
 
 def _map_unique(col: np.ndarray, fn: Any, dtype: Any, bad: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -255,10 +337,16 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
     ``plan_diagnostic(key, message, hint=...)``, when given, makes a diagnostic at the plan
     line of ``key`` (a column the plan names but the results lack points at the plan).
     """
+    total = sum(r.rows for r in raws)
+    if total > MAX_ROWS:
+        where = ", ".join(r.display for r in raws)
+        raise InputError(f"{where}: {total:,} rows, more than the {MAX_ROWS:,} evalspec analyses in one run", [Diagnostic(
+            file=where, message=f"the results hold {total:,} rows, more than the {MAX_ROWS:,} evalspec analyses in one run",
+            hint="analyse a preregistered sample of the cases, or split the study into several plans")])
     cat = _Concat(raws)
     cols = plan.data.columns
     problems: list[Diagnostic] = []
-    found = ", ".join(sorted(cat.columns)) or "none"
+    found = names_hint(cat.columns)
 
     def need(name: str | None, role: str) -> np.ndarray | None:
         if name is None:
@@ -292,6 +380,16 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
     if problems:
         raise InputError("the results do not have the columns the plan names", problems)
     assert cand_col is not None and case_col is not None and out_col is not None
+    used = plan_columns(plan)
+    for name, key in used.items():
+        if name in cat.columns:
+            problems += _nested_problems(cat, cat.columns[name], name)
+    for name, key in ((cols.candidate, "candidate"), (plan.units.case, "case"), (plan.units.cluster, "cluster"),
+                      (cols.model_version, "model version"), *((s.column, "slice") for s in plan.slices)):
+        if name is not None and name in cat.columns:
+            problems += _long_label_problems(cat, cat.columns[name], name, key)
+    if problems:
+        raise InputError(f"{len(problems)} problem(s) in the results", problems)
 
     n = cand_col.shape[0]
     names = list(plan.candidates)
@@ -318,16 +416,22 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
     if repeat_col is None:
         repeat = np.ones(n, dtype=np.int64)
     else:
-        repeat, bad = _map_unique(repeat_col, _parse_repeat, np.int64, -1)
-        if bad.any():
-            problems += located(cat, np.flatnonzero(bad), cols.repeat, "the repeat number is not an integer",
+        rcodes, runiq = _factorize(repeat_col)
+        parsed = [_parse_repeat(u) for u in runiq.tolist()]
+        big = np.array([p is not None and abs(p) > MAX_REPEAT for p in parsed] + [False], dtype=bool)
+        bad = np.array([p is None for p in parsed] + [True], dtype=bool)
+        repeat = np.array([-1 if p is None or abs(p) > MAX_REPEAT else p for p in parsed] + [-1], dtype=np.int64)[rcodes]
+        if bad[rcodes].any():
+            problems += located(cat, np.flatnonzero(bad[rcodes]), cols.repeat, "the repeat number is not an integer",
+                                values=repeat_col, hint="number the repeats of a case 1, 2, 3, ...")
+        if big[rcodes].any():
+            problems += located(cat, np.flatnonzero(big[rcodes]), cols.repeat,
+                                f"the repeat number is out of range (at most {MAX_REPEAT:,} in size)",
                                 values=repeat_col, hint="number the repeats of a case 1, 2, 3, ...")
     # outcome
     if plan.data.outcome.type == "score":
-        score, bad = _map_unique(out_col, _parse_score, np.float64, np.nan)
-        if bad.any():
-            problems += located(cat, np.flatnonzero(bad), cols.outcome, "the score is not a number",
-                                values=out_col, hint="scores must be numbers; leave missing outcomes empty (null)")
+        score, found_problems = score_column(cat, out_col, cols.outcome)
+        problems += found_problems
         with np.errstate(invalid="ignore"):
             passed = np.where(np.isnan(score), np.nan, (score >= plan.data.outcome.pass_threshold).astype(np.float64))
     else:
@@ -356,16 +460,44 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
     time_range = None
     if time_col is not None:
         tcodes, tuniq = _factorize(time_col)
-        parsed = [parse_timestamp(u) for u in tuniq]
-        bad_u = np.array([p is None and not _is_missing(u) for p, u in zip(parsed, tuniq)] + [False], dtype=bool)
+        texts = tuniq.tolist()
+        parsed = [parse_timestamp(u) for u in texts]
+        umissing = missing_mask(tuniq)
+        unreadable = [p is None and not m for p, m in zip(parsed, umissing.tolist())]
+        out_of_range = [u and _iso_shaped(t) for u, t in zip(unreadable, texts)]
+        bad_u = np.array([u and not r for u, r in zip(unreadable, out_of_range)] + [False], dtype=bool)
+        far_u = np.array(out_of_range + [False], dtype=bool)
         if bad_u[tcodes].any():
             problems += located(cat, np.flatnonzero(bad_u[tcodes]), cols.timestamp,
                                 "the timestamp is not an ISO 8601 time", values=time_col,
                                 hint="write times like 2026-10-01T12:00:00Z")
-        timestamp = np.array(parsed + [None], dtype=object)[tcodes]
-        good = [p for p in parsed if p is not None]
-        if good:
-            time_range = (min(good), max(good))
+        if far_u[tcodes].any():
+            problems += located(cat, np.flatnonzero(far_u[tcodes]), cols.timestamp,
+                                "the timestamp is outside the years 1 to 9999 once converted to UTC", values=time_col,
+                                hint="write times like 2026-10-01T12:00:00Z")
+        micros = np.array([_NO_TIME if p is None else _micros(p) for p in parsed] + [_NO_TIME], dtype=np.int64)
+        timestamp = micros[tcodes]
+        good = micros[:-1][micros[:-1] != _NO_TIME]
+        if good.size:
+            time_range = (_EPOCH + _dt.timedelta(microseconds=int(good.min())),
+                          _EPOCH + _dt.timedelta(microseconds=int(good.max())))
+    # slices: a bounded number of levels
+    for j, sl in enumerate(plan.slices):
+        if sl.column in cat.columns:
+            scodes, suniq = _factorize(cat.columns[sl.column])
+            levels = {_label(u) for u, m in zip(suniq.tolist(), missing_mask(suniq).tolist()) if not m}
+            if len(levels) > MAX_SLICE_LEVELS:
+                message = (f"slice column {sl.column!r} has {len(levels):,} distinct values, more than the "
+                           f"{MAX_SLICE_LEVELS} a slice may have")
+                hint = "slice by a coarser column (a topic, not an id)"
+                problems.append(plan_diagnostic(f"slices[{j}].column", message, hint=hint) if plan_diagnostic
+                                else Diagnostic(file=", ".join(cat.displays), key=f"slices[{j}].column",
+                                                message=message, hint=hint))
+    # numeric columns the analyses name (a `score` parameter)
+    for i, a in enumerate(plan.analyses):
+        name = getattr(a, "score", None)
+        if isinstance(name, str) and name in cat.columns:
+            problems += score_column(cat, cat.columns[name], name)[1]
     if problems:
         raise InputError(f"{len(problems)} problem(s) in the results", problems)
     files = [FileInfo(path=r.display, sha256=r.sha256, rows=r.rows, format=r.format) for r in raws]
@@ -375,3 +507,104 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
         cluster_ids=cluster_ids, version=version, timestamp=timestamp, file_idx=cat.file_idx, line=cat.line,
         raw=cat.columns, time_range=time_range,
     )
+
+
+#: Missing time in :attr:`Tidy.timestamp` (microseconds since 1970 UTC).
+_NO_TIME = np.iinfo(np.int64).min
+
+
+def _iso_shaped(text: Any) -> bool:
+    """Text shaped like an ISO 8601 date-time (so an unreadable one is out of range, not misspelt)."""
+    if not isinstance(text, str):
+        return False
+    s = text.strip()
+    return len(s) >= 10 and s[4:5] == "-" and s[7:8] == "-" and s[:4].isdigit() and s[5:7].isdigit() \
+        and s[8:10].isdigit() and 1 <= int(s[5:7]) <= 12 and 1 <= int(s[8:10]) <= 31 \
+        and (s[:4] in ("0000", "0001") or s[:4] == "9999")
+
+
+def names_hint(names: Any, limit: int = 30, width: int = 40) -> str:
+    """Column names for a hint: at most ``limit``, each cut to ``width`` characters; never file content."""
+    shown = []
+    for name in sorted(map(str, names))[:limit]:
+        text = name if len(name) <= width else name[: width - 3] + "..."
+        shown.append(repr(text) if not text.isprintable() or "," in text else text)
+    more = len(list(names)) - len(shown)
+    return (", ".join(shown) or "none") + (f" (and {more} more)" if more > 0 else "")
+
+
+def plan_columns(plan: Any) -> dict[str, str]:
+    """Every results column the plan names, with the plan key that names it (first wins)."""
+    out: dict[str, str] = {}
+    cols = plan.data.columns
+    for field_name in type(cols).model_fields:
+        value = getattr(cols, field_name, None)
+        if isinstance(value, str):
+            out.setdefault(value, f"data.columns.{field_name}")
+    for field_name in type(plan.units).model_fields:
+        value = getattr(plan.units, field_name, None)
+        if isinstance(value, str):
+            out.setdefault(value, f"units.{field_name}")
+    for j, sl in enumerate(plan.slices):
+        out.setdefault(sl.column, f"slices[{j}].column")
+    for i, a in enumerate(plan.analyses):
+        for field_name in type(a).model_fields:
+            value = getattr(a, field_name, None)
+            values = value if isinstance(value, list) else [value]
+            for v in values:
+                if isinstance(v, str) and field_name not in ("kind", "label", "method", "correction", "compare"):
+                    out.setdefault(v, f"analyses[{i}].{field_name}")
+    for item in getattr(plan, "record", []) or []:
+        if isinstance(item, str):
+            out.setdefault(item, "record")
+    return out
+
+
+def _nested_problems(cat: Any, col: np.ndarray, name: str) -> list[Diagnostic]:
+    codes, uniq = _factorize(col)
+    bad_u = np.array([_nested(u) for u in uniq.tolist()] + [False], dtype=bool)
+    if not bad_u.any():
+        return []
+    return located(cat, np.flatnonzero(bad_u[codes]), name, "a list or object where one value belongs",
+                   values=col, hint="give this column one plain value (text, number or true/false) per row, or "
+                   "flatten the nested value into its own column")
+
+
+def _long_label_problems(cat: Any, col: np.ndarray, name: str, what: str) -> list[Diagnostic]:
+    codes, uniq = _factorize(col)
+    bad_u = np.array([isinstance(u, str) and len(u.strip()) > MAX_LABEL_CHARS for u in uniq.tolist()] + [False],
+                     dtype=bool)
+    if not bad_u.any():
+        return []
+    return located(cat, np.flatnonzero(bad_u[codes]), name,
+                   f"the {what} label is longer than the {MAX_LABEL_CHARS} characters evalspec accepts",
+                   values=col, hint="use a short identifier; keep long text in a column the plan does not name")
+
+
+def score_column(cat: Any, col: np.ndarray, name: str) -> tuple[np.ndarray, list[Diagnostic]]:
+    """A numeric column as floats (NaN = missing) and located problems for every unreadable value.
+
+    Text that is not a plain number (``"8,5"``, ``"n/a"``) and numbers that are infinite or
+    larger than :data:`MAX_ABS_SCORE` are errors at their row: never dropped silently.
+    """
+    codes, uniq = _factorize(col)
+    values = uniq.tolist()
+    parsed = [_parse_score(u) for u in values]
+    miss = missing_mask(uniq).tolist()
+    numeric = [isinstance(u, (int, float)) and not isinstance(u, bool) for u in values]
+    as_text = [p is None and not nm for p, nm in zip(parsed, numeric)]
+    too_big = [p is None and nm for p, nm in zip(parsed, numeric)]
+    out = np.array([math.nan if (p is None or m) else p for p, m in zip(parsed, miss)] + [math.nan],
+                   dtype=np.float64)[codes]
+    problems: list[Diagnostic] = []
+    bad = np.array(as_text + [False], dtype=bool)[codes]
+    if bad.any():
+        problems += located(cat, np.flatnonzero(bad), name, "the score is not a number", values=col,
+                            hint="scores must be numbers; leave missing outcomes empty (null)")
+    big = np.array(too_big + [False], dtype=bool)[codes]
+    if big.any():
+        problems += located(cat, np.flatnonzero(big), name,
+                            f"the score is infinite or larger than {MAX_ABS_SCORE:g} in size", values=col,
+                            hint="scores must be finite numbers on a sensible scale; rescale them or leave a missing "
+                            "score empty (null)")
+    return out, problems
