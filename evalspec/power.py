@@ -1,0 +1,243 @@
+"""``evalspec power``: how many independent units the plan needs, before any data.
+
+Reads the plan's decision (goal, minimum improvement or margin, confidence level), its
+units (cases, or clusters of cases), its attempts and stopping rule, and the variance
+assumptions from the plan's ``power`` block or from a pilot results file, then applies
+Evan Miller, "Adding Error Bars to Evals" (2024), eq. 9 (units needed at 80 % and 90 %
+power) and eq. 10 (minimum detectable effect of the planned units), with the design effect
+``1 + (m - 1) ICC`` of clusters of ``m`` cases; and, for a critical-failure limit, the
+number of critical cases that zero failures must cover (``n >= ln(alpha) / ln(1 - limit)``).
+
+What the numbers mean: the units needed for the primary paired interval to exclude zero
+with the given power when the true difference equals the target (the minimum improvement;
+the margin for non-inferiority and equivalence, where the true difference is taken as 0).
+Showing a *lower bound* above the minimum improvement, as "worth acting on" requires, needs
+a true difference larger than the minimum improvement; this is said in the output.
+
+:func:`assess` is a pure function of the plan (and an optional pilot estimate);
+:func:`pilot_assumptions` reads a pilot file through the plan's own reader.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Assumptions", "PowerReport", "assess", "pilot_assumptions", "unreachable_goal"]
+
+POWERS = (0.8, 0.9)
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """Variance components and clustering (from the plan or a pilot)."""
+
+    omega2: float
+    sigma2_candidate: float = 0.0
+    sigma2_baseline: float = 0.0
+    icc: float = 0.0
+    cluster_size: float | None = None
+    source: str = "plan"
+    pilot_cases: int | None = None
+
+
+@dataclass
+class PowerReport:
+    """What ``evalspec power`` prints (``to_dict`` for ``--json``)."""
+
+    plan_id: str
+    goal: str
+    delta: float | None
+    delta_name: str
+    confidence_level: float
+    candidate: str | None
+    baseline: str | None
+    assumptions: Assumptions | None
+    attempts_averaged: int
+    design_effect: float
+    unit: str
+    needed: dict[str, dict[str, int]] = field(default_factory=dict)
+    planned_units: int | None = None
+    mde: dict[str, float] = field(default_factory=dict)
+    reachable: bool | None = None
+    critical: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        return out
+
+
+def _attempts_averaged(plan: Any) -> int:
+    """``K`` in eq. 9: attempts averaged into a case outcome (only the 'mean' rule averages)."""
+    return int(plan.attempts.repeats) if plan.attempts.rule == "mean" else 1
+
+
+def _target(plan: Any) -> tuple[float | None, str]:
+    d = plan.decision
+    if d.goal == "superiority":
+        return (float(d.minimum_improvement) if d.minimum_improvement > 0 else None), "minimum improvement"
+    return (float(d.margin) if d.margin else None), "margin"
+
+
+def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
+    """Units needed and minimum detectable effect for ``plan`` (a validated Plan)."""
+    from evalspec.stats.power import design_effect, minimum_detectable_effect, paired_sample_size, zero_failure_cases
+
+    if assumptions is None and plan.power is not None and plan.power.omega2 is not None:
+        p = plan.power
+        assumptions = Assumptions(omega2=p.omega2, sigma2_candidate=p.sigma2_candidate,
+                                  sigma2_baseline=p.sigma2_baseline, icc=p.icc, cluster_size=p.cluster_size)
+    comparison = plan.primary_comparison()
+    if comparison is None and plan.baseline is not None:
+        others = [c for c in plan.candidates if c != plan.baseline]
+        comparison = (others[0], plan.baseline) if others else None
+    delta, delta_name = _target(plan)
+    level = float(plan.decision.confidence_level)
+    alpha = 1.0 - level
+    k = _attempts_averaged(plan)
+    clustered = plan.units.cluster is not None
+    report = PowerReport(plan_id=plan.id, goal=plan.decision.goal, delta=delta, delta_name=delta_name,
+                         confidence_level=level, candidate=None if comparison is None else comparison[0],
+                         baseline=None if comparison is None else comparison[1], assumptions=assumptions,
+                         attempts_averaged=k, design_effect=1.0,
+                         unit=f"clusters ({plan.units.cluster})" if clustered else "cases",
+                         planned_units=plan.stopping.max_units)
+    crit = plan.decision.critical_failures
+    if crit is not None:
+        n0 = zero_failure_cases(crit.max_rate, crit.confidence_level)
+        report.critical = {"max_rate": crit.max_rate, "confidence_level": crit.confidence_level,
+                           "cases_with_zero_failures": n0}
+    if comparison is None:
+        report.notes.append("The plan compares no two candidates, so there is no paired difference to power.")
+        return report
+    if delta is None:
+        key = "decision.minimum_improvement" if plan.decision.goal == "superiority" else "decision.margin"
+        report.notes.append(f"The plan sets no {delta_name} ({key}), so there is no difference to power against.")
+        return report
+    if assumptions is None:
+        report.notes.append("No variance assumptions: add a `power` block with omega2 to the plan, or pass --pilot.")
+        return report
+    m = 1.0
+    if clustered:
+        if assumptions.cluster_size is None:
+            report.notes.append("The plan resamples clusters but gives no power.cluster_size; the design effect "
+                                "is taken as 1 and clusters as single cases, which understates the units needed.")
+        else:
+            m = float(assumptions.cluster_size)
+    deff = design_effect(m, assumptions.icc) if m >= 1 else 1.0
+    report.design_effect = deff
+    kw = dict(sigma_a2=assumptions.sigma2_candidate, k_a=k, sigma_b2=assumptions.sigma2_baseline, k_b=k, alpha=alpha)
+    if plan.decision.goal == "equivalence":
+        # TOST with the true difference at 0: both one-sided tests at alpha/2 must reject, power split over two sides
+        kw_power = [(pw, 1 - (1 - pw) / 2) for pw in POWERS]
+        report.notes.append("Equivalence: computed for a true difference of 0 (two one-sided tests), an approximation.")
+    else:
+        kw_power = [(pw, pw) for pw in POWERS]
+    for pw, used in kw_power:
+        n_cases = paired_sample_size(delta, assumptions.omega2, power=used, deff=deff, **kw)  # type: ignore[arg-type]
+        cases = math.ceil(n_cases - 1e-9)
+        entry = {"cases": cases}
+        if clustered and m > 1:
+            entry["clusters"] = math.ceil(cases / m - 1e-9)
+        report.needed[f"{pw:.0%}"] = entry
+    if report.planned_units is not None:
+        planned_cases = report.planned_units * (m if clustered else 1.0)
+        for pw, used in kw_power:
+            report.mde[f"{pw:.0%}"] = minimum_detectable_effect(planned_cases, assumptions.omega2, power=used,
+                                                                deff=deff, **kw)  # type: ignore[arg-type]
+        need = report.needed["80%"]
+        need_units = need.get("clusters", need["cases"]) if clustered else need["cases"]
+        report.reachable = report.planned_units >= need_units
+    if plan.decision.goal == "superiority":
+        report.notes.append(
+            "These units make the interval exclude 0 when the true gain equals the minimum improvement; for its lower "
+            "bound to clear the minimum improvement (worth acting on) the true gain must be larger.")
+    return report
+
+
+def unreachable_goal(plan: Any) -> str | None:
+    """A one-sentence warning when the plan's own assumptions say max_units cannot reach 80 % power, else None."""
+    if plan.power is None or plan.power.omega2 is None or plan.stopping.max_units is None:
+        return None
+    try:
+        rep = assess(plan)
+    except Exception:  # noqa: BLE001 - a warning must never break validation
+        return None
+    if rep.reachable is not False:
+        return None
+    need = rep.needed["80%"]
+    n = need.get("clusters", need["cases"]) if plan.units.cluster is not None else need["cases"]
+    return (f"stopping.max_units = {plan.stopping.max_units} {rep.unit} cannot detect the {rep.delta_name} of "
+            f"{rep.delta:g} with 80% power under the plan's power assumptions: about {n} are needed "
+            f"(minimum detectable effect {rep.mde['80%']:.3f})")
+
+
+def pilot_assumptions(plan: Any, plan_path: Path, pilot: Path) -> Assumptions:
+    """Estimate omega^2, sigma^2 and the ICC from a pilot results file read with the plan's reader."""
+    import numpy as np
+
+    from evalspec.errors import InputError
+    from evalspec.results import load_results
+    from evalspec.stats.power import variance_components
+
+    comparison = plan.primary_comparison()
+    if comparison is None:
+        others = [c for c in plan.candidates if c != plan.baseline]
+        if plan.baseline is None or not others:
+            raise InputError("a pilot estimates the variance of a paired difference; the plan compares no two candidates")
+        comparison = (others[0], plan.baseline)
+    data = plan.data.model_copy(update={"results": str(pilot.resolve())})
+    pilot_plan = plan.model_copy(update={"data": data})
+    checked = load_results(pilot_plan, plan_path)
+    tidy = checked.tidy
+    names = list(tidy.candidates)
+    missing = [c for c in comparison if c not in names]
+    if missing:
+        raise InputError(f"{pilot}: the pilot has no rows of {', '.join(missing)} (needed for the paired difference)")
+    n_cases = len(tidy.case_ids)
+    reps = np.asarray(tidy.repeat, dtype=np.int64)
+    r_codes = np.unique(reps, return_inverse=True)[1]
+    width = int(r_codes.max()) + 1 if r_codes.size else 1
+    mats = []
+    for name in comparison:
+        j = names.index(name)
+        mat = np.full((n_cases, width), np.nan)
+        sel = np.asarray(tidy.cand) == j
+        mat[np.asarray(tidy.case)[sel], r_codes[sel]] = np.asarray(tidy.passed, dtype=float)[sel]
+        mats.append(mat)
+    est = variance_components(mats[0], mats[1])
+    icc, m = 0.0, None
+    if tidy.cluster is not None:
+        case_cluster = np.full(n_cases, -1, dtype=np.int64)
+        case_cluster[np.asarray(tidy.case)] = np.asarray(tidy.cluster)
+        both = np.isfinite(mats[0]).any(axis=1) & np.isfinite(mats[1]).any(axis=1)
+        d = (np.nanmean(mats[0][both], axis=1) - np.nanmean(mats[1][both], axis=1))
+        g = case_cluster[both]
+        icc, m = _anova_icc(d, g)
+    return Assumptions(omega2=max(est.omega2, 1e-12), sigma2_candidate=min(est.sigma_a2, 1.0),
+                       sigma2_baseline=min(est.sigma_b2, 1.0), icc=icc, cluster_size=m, source=f"pilot {pilot.name}",
+                       pilot_cases=est.questions)
+
+
+def _anova_icc(y: Any, groups: Any) -> tuple[float, float | None]:
+    """One-way ANOVA estimator of the intra-cluster correlation (floored at 0) and the mean cluster size."""
+    import numpy as np
+
+    y = np.asarray(y, dtype=float)
+    labels, g = np.unique(groups, return_inverse=True)
+    k = labels.size
+    n = y.size
+    if k < 2 or n <= k:
+        return 0.0, (float(n / k) if k else None)
+    sizes = np.bincount(g)
+    means = np.bincount(g, weights=y) / sizes
+    grand = y.mean()
+    msb = float(np.sum(sizes * (means - grand) ** 2) / (k - 1))
+    msw = float(np.sum((y - means[g]) ** 2) / (n - k))
+    m0 = (n - np.sum(sizes**2) / n) / (k - 1)
+    denom = msb + (m0 - 1) * msw
+    icc = 0.0 if denom <= 0 else max(0.0, (msb - msw) / denom)
+    return float(min(icc, 1.0)), float(n / k)

@@ -1,0 +1,124 @@
+"""`evalspec power`: the plan-level calculation (Miller 2024 eq. 9-10, design effect, zero-failure rule)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from evalspec.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "policy-migration"
+
+
+def _plan(tmp_path: Path, *edits: tuple[str, str], power: str | None = None) -> Path:
+    text = (EXAMPLE / "plan.yaml").read_text(encoding="utf-8")
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    if power is not None:
+        text += "\npower:\n" + power
+    p = tmp_path / "plan.yaml"
+    p.write_text(text, encoding="utf-8")
+    (tmp_path / "results.jsonl").write_bytes((EXAMPLE / "results.jsonl").read_bytes())
+    return p
+
+
+NO_CLUSTER = ("  cluster: policy_doc               # questions on one document are not independent\n", "")
+NO_CLUSTER_METHOD = ("    method: cluster_bootstrap\n", "    method: newcombe\n")
+
+
+def _load(path: Path):
+    from evalspec.plan import load_plan
+
+    return load_plan(path).plan
+
+
+def test_miller_969_through_the_plan(tmp_path: Path) -> None:
+    from evalspec.power import assess
+
+    plan = _load(_plan(tmp_path, NO_CLUSTER, NO_CLUSTER_METHOD, ("max_units: 400", "max_units: 2000"),
+                       power="  omega2: 0.1111111111111111\n"))
+    rep = assess(plan)
+    assert rep.needed["80%"] == {"cases": 969}
+    # 90 %: (1.959964 + 1.281552)^2 / 9 / 0.0009 = 1297.2 -> 1298
+    assert rep.needed["90%"] == {"cases": math.ceil((1.959963985 + 1.281551566) ** 2 / 9 / 0.0009)}
+    assert rep.reachable is True
+    # eq. 10 at the planned 2000 cases: (z + z_b) * sqrt(omega^2 / n)
+    assert rep.mde["80%"] == pytest.approx((1.959963985 + 0.841621234) * math.sqrt(1 / 9 / 2000), rel=1e-8)
+    assert rep.critical == {"max_rate": 0.05, "confidence_level": 0.95, "cases_with_zero_failures": 59}
+
+
+def test_design_effect_of_clusters(tmp_path: Path) -> None:
+    from evalspec.power import assess
+
+    plan = _load(_plan(tmp_path, power="  omega2: 0.1111111111111111\n  icc: 0.2\n  cluster_size: 5\n"))
+    rep = assess(plan)
+    assert rep.design_effect == pytest.approx(1.8)
+    n = (1.959963984540054 + 0.8416212335729143) ** 2 / 9 / 0.0009 * 1.8
+    assert rep.needed["80%"] == {"cases": math.ceil(n), "clusters": math.ceil(math.ceil(n) / 5)}
+    assert rep.unit == "clusters (policy_doc)"
+
+
+def test_zero_failure_rule_from_the_plan(tmp_path: Path) -> None:
+    from evalspec.power import assess
+
+    plan = _load(_plan(tmp_path, ("max_rate: 0.05", "max_rate: 0.01"), power="  omega2: 0.1\n"))
+    assert assess(plan).critical["cases_with_zero_failures"] == 299
+
+
+def test_unreachable_goal_warns_and_exits_1(tmp_path: Path) -> None:
+    from evalspec.power import unreachable_goal
+
+    path = _plan(tmp_path, NO_CLUSTER, NO_CLUSTER_METHOD, power="  omega2: 0.1111111111111111\n")
+    msg = unreachable_goal(_load(path))
+    assert msg is not None and "stopping.max_units = 400 cases cannot detect" in msg and "about 969" in msg
+    res = CliRunner().invoke(cli, ["power", str(path)])
+    assert res.exit_code == 1 and "does NOT reach 80% power" in res.output
+
+
+def test_reachable_plan_has_no_warning(tmp_path: Path) -> None:
+    from evalspec.power import unreachable_goal
+
+    path = _plan(tmp_path, NO_CLUSTER, NO_CLUSTER_METHOD, ("max_units: 400", "max_units: 1000"),
+                 power="  omega2: 0.1111111111111111\n")
+    assert unreachable_goal(_load(path)) is None
+    res = CliRunner().invoke(cli, ["power", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["needed"]["80%"]["cases"] == 969
+
+
+def test_pilot_estimates_match_the_pilot(tmp_path: Path) -> None:
+    path = _plan(tmp_path)
+    res = CliRunner().invoke(cli, ["power", str(path), "--pilot", str(tmp_path / "results.jsonl"), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    rows = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    a = {r["case_id"]: float(r["passed"]) for r in rows if r["candidate"] == "A"}
+    b = {r["case_id"]: float(r["passed"]) for r in rows if r["candidate"] == "B"}
+    d = np.array([a[k] - b[k] for k in sorted(a)])
+    # one attempt per case: omega^2 is the sample variance of the per-case differences
+    assert out["assumptions"]["omega2"] == pytest.approx(d.var(ddof=1), rel=1e-12)
+    assert out["assumptions"]["cluster_size"] == pytest.approx(5.0)
+    assert out["assumptions"]["source"] == "pilot results.jsonl"
+
+
+def test_anova_icc_recovers_a_known_correlation() -> None:
+    from evalspec.power import _anova_icc
+
+    rng = np.random.default_rng(5)
+    g = np.repeat(np.arange(400), 10)
+    y = rng.normal(0, math.sqrt(0.3), 400)[g] + rng.normal(0, math.sqrt(0.7), g.size)
+    icc, m = _anova_icc(y, g)
+    assert icc == pytest.approx(0.3, abs=0.04) and m == 10
+
+
+def test_no_assumptions_is_a_located_input_error(tmp_path: Path) -> None:
+    res = CliRunner().invoke(cli, ["power", str(_plan(tmp_path))])
+    assert res.exit_code == 2
+    assert "power.omega2" in res.output and "--pilot" in res.output
