@@ -1,4 +1,7 @@
-"""Result objects, the seed-000 worked example, conventions, edge cases and argument errors."""
+"""Result objects, a worked example, conventions, edge cases and argument errors.
+
+The worked example is from the guide "Repeat AI evaluations and report uncertainty honestly".
+"""
 
 from __future__ import annotations
 
@@ -25,17 +28,17 @@ from evalspec.stats import (
 )
 
 
-# --- seed 000: "Compare paired cases", the worked example ---------------------------------
+# --- the guide's "Compare paired cases" worked example ---------------------------------
 
 
-def test_seed000_wilson_82_of_100() -> None:
-    """Seed 000: 82/100 -> 95 % Wilson 73.3 %-88.3 % (to the printed digit)."""
+def test_guide_wilson_82_of_100() -> None:
+    """The guide: 82/100 -> 95 % Wilson 73.3 %-88.3 % (to the printed digit)."""
     r = proportion_interval(82, 100)
     assert r.method == "wilson" and r.confidence_level == 0.95 and r.n == 100 and r.successes == 82
     assert r.estimate == 0.82
     assert round(r.low * 100, 1) == 73.3
     assert round(r.high * 100, 1) == 88.3
-    # and the seed's own formula: centre (p + z^2/2n)/(1 + z^2/n), half-width z sqrt(p q/n + z^2/4n^2)/(1 + z^2/n)
+    # and the guide's own formula: centre (p + z^2/2n)/(1 + z^2/n), half-width z sqrt(p q/n + z^2/4n^2)/(1 + z^2/n)
     p, n, z = 0.82, 100, 1.959963984540054
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
@@ -43,8 +46,8 @@ def test_seed000_wilson_82_of_100() -> None:
     assert r.high == pytest.approx(centre + half, abs=1e-12)
 
 
-def test_seed000_paired_difference_is_four_points() -> None:
-    """Seed 000: A 82, B 78, disagreements 8 (A only) and 4 (B only) -> (8 - 4)/100 = 4 points."""
+def test_guide_paired_difference_is_four_points() -> None:
+    """The guide: A 82, B 78, disagreements 8 (A only) and 4 (B only) -> (8 - 4)/100 = 4 points."""
     a, b, c = 74, 8, 4
     d = 100 - a - b - c
     assert a + b == 82 and a + c == 78
