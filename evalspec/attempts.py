@@ -231,3 +231,30 @@ def _majority_answer(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pas
         tgt = next((target[r] for r in rows if not _no_answer(target[r])), None)
         values[j, i] = 0.0 if winner == none else float(answer_matches(first_answer[winner], tgt))
     return CaseOutcomes(values=values, attempts=attempts, rule="majority_answer", k=None)
+
+
+def attempt_columns(plan: object, raw: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The extra inputs the plan's attempt rule reads from the results (``answer``/``target``).
+
+    Empty for every rule but ``majority_answer``; a column the plan names but the results
+    lack is an :class:`~evalspec.errors.InputError` (exit 2) naming the plan key.
+    """
+    attempts = getattr(plan, "attempts", None)
+    if getattr(attempts, "rule", None) != "majority_answer":
+        return {}
+    from evalspec.errors import Diagnostic, InputError
+
+    out: dict[str, np.ndarray] = {}
+    problems = []
+    for role in ("answer", "target"):
+        name = getattr(attempts, role)
+        if name not in raw:
+            problems.append(Diagnostic(file="results", key=f"attempts.{role}",
+                                       message=f"the plan names column {name!r} for the {role} of majority_answer, "
+                                       "but the results have no such column",
+                                       hint=f"columns found: {', '.join(sorted(raw)) or 'none'}"))
+        else:
+            out[role] = raw[name]
+    if problems:
+        raise InputError("the results lack the columns majority_answer reads", problems)
+    return out

@@ -227,7 +227,7 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     """Run the plan at ``plan_path`` and return the claim record (nothing is written)."""
     from evalspec.analyses.context import AnalysisContext, AnalysisRefused, Repeats
     from evalspec.analyses.registry import get_kind
-    from evalspec.attempts import reduce_attempts
+    from evalspec.attempts import attempt_columns, reduce_attempts
     from evalspec.claim import CLAIM_FORMAT, created_time, software_versions
     from evalspec.decision import decide
     from evalspec.results import load_results
@@ -246,7 +246,7 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
 
     outcomes = reduce_attempts(tidy.cand, tidy.case, tidy.repeat, tidy.passed, n_candidates=len(names),
                                n_cases=len(tidy.case_ids), rule=plan.attempts.rule, k=plan.attempts.k,
-                               missing_policy=plan.missing.policy)
+                               missing_policy=plan.missing.policy, **attempt_columns(plan, tidy.raw))
     case_cluster = None
     if tidy.cluster is not None:
         case_cluster = np.zeros(len(tidy.case_ids), dtype=np.int64)
