@@ -523,14 +523,27 @@ def _iso_shaped(text: Any) -> bool:
         and (s[:4] in ("0000", "0001") or s[:4] == "9999")
 
 
-def names_hint(names: Any, limit: int = 30, width: int = 40) -> str:
-    """Column names for a hint: at most ``limit``, each cut to ``width`` characters; never file content."""
-    shown = []
-    for name in sorted(map(str, names))[:limit]:
-        text = name if len(name) <= width else name[: width - 3] + "..."
-        shown.append(repr(text) if not text.isprintable() or "," in text else text)
-    more = len(list(names)) - len(shown)
-    return (", ".join(shown) or "none") + (f" (and {more} more)" if more > 0 else "")
+def names_hint(names: Any, limit: int = 30) -> str:
+    """Column names for a hint: at most ``limit`` plain names; never other file content.
+
+    A "name" that is not a plain column name (longer than 40 characters, or with characters
+    other than letters, digits, spaces and ``_ - . /``) is counted, not shown: the header
+    of a file that is not a results table (a key, a password file) is not echoed.
+    """
+    names = [str(n) for n in names]
+    plain = sorted(n for n in names if _plain_name(n))
+    shown = plain[:limit]
+    text = ", ".join(shown) or "none"
+    if len(plain) > limit:
+        text += f" (and {len(plain) - limit} more)"
+    hidden = len(names) - len(plain)
+    if hidden:
+        text += f" (and {hidden} name{'s' if hidden != 1 else ''} not shown: not a plain column name)"
+    return text
+
+
+def _plain_name(name: str) -> bool:
+    return 0 < len(name) <= 40 and all(ch.isalnum() or ch in " _-./" for ch in name) and name.isprintable()
 
 
 def plan_columns(plan: Any) -> dict[str, str]:

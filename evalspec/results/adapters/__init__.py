@@ -219,7 +219,10 @@ def _check_case_overlap(raws: list[Any], plan: Any) -> None:
     for raw in raws:
         if cand_col not in raw.columns or case_col not in raw.columns:
             return  # the table reports the missing column
-        pairs_df = pd.DataFrame({"c": raw.columns[cand_col], "k": raw.columns[case_col]}).dropna().drop_duplicates()
+        try:
+            pairs_df = pd.DataFrame({"c": raw.columns[cand_col], "k": raw.columns[case_col]}).dropna().drop_duplicates()
+        except TypeError:  # a list or object where an id belongs: the table locates it (hardening)
+            return
         for c, k in zip(pairs_df["c"].tolist(), pairs_df["k"].tolist()):
             ids.setdefault(_text(c), {}).setdefault(_text(k), None)
     problems = []
