@@ -37,6 +37,7 @@ KIND_MODULES: dict[str, str] = {
     "run_variation": "evalspec.analyses.variation",
     "slices": "evalspec.analyses.slices",
     "clustered_mean": "evalspec.analyses.clustered",
+    "beta_binomial": "evalspec.analyses.beta_binomial",
 }
 
 
