@@ -281,3 +281,26 @@ def test_dict_valued_scores_need_a_metric(tmp_path: Path) -> None:
     assert read(path, metric="safe").columns["outcome"][0] == 0
     with pytest.raises(InputError, match="metric 'kind' is not among"):
         read(path, metric="kind")
+
+
+def test_unmapped_log_candidate_suggests_the_mapping(tmp_path: Path) -> None:
+    stage(tmp_path, STRONG, WEAK)
+    plan_path = write_plan(tmp_path, f"""  results: ["{STRONG.name}", "{WEAK.name}"]
+  format: inspect""")
+    with pytest.raises(InputError) as exc:
+        _load(plan_path)
+    text = exc.value.render()
+    assert "candidate_names: {coinflip/strong: strong}" in text and "{coinflip/weak: weak}" in text
+
+
+def test_declared_missing_values_apply_to_jsonl_too(tmp_path: Path) -> None:
+    rows = [{"candidate": c, "case_id": f"q{i}", "repeat": r, "outcome": "ERROR" if (c, i, r) == ("weak", 1, 2)
+             else "pass", "doc_id": f"d{i // 2}"} for c in ("strong", "weak") for i in range(6) for r in (1, 2, 3)]
+    (tmp_path / "r.jsonl").write_text("\n".join(json.dumps(x) for x in rows) + "\n", encoding="utf-8")
+    plan_path = write_plan(tmp_path, """  results: r.jsonl
+  missing_values: [ERROR]""", max_fraction=0.1)
+    checked = _load(plan_path)
+    assert checked.missing["weak"]["missing"] == 1 and checked.missing["strong"]["missing"] == 0
+    without = write_plan(tmp_path, """  results: r.jsonl""")
+    with pytest.raises(InputError, match="problem"):  # 'ERROR' is not a pass/fail value
+        _load(without)

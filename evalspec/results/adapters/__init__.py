@@ -178,8 +178,35 @@ def apply_plan(raws: list[Any], plan: Any) -> list[Any]:
                 kw["provenance"] = prov
             raw = replace(raw, **kw)
         result.append(raw)
+    _check_log_candidates(result, plan)
     _check_case_overlap(result, plan)
     return result
+
+
+def _check_log_candidates(raws: list[Any], plan: Any) -> None:
+    """A tool log's candidate that is not a plan key: say how to map it (``data.candidate_names``)."""
+    cand_col = plan.data.columns.candidate
+    known = set(map(str, plan.candidates))
+    problems = []
+    for raw in raws:
+        if not isinstance(raw, LogFile) or cand_col not in raw.columns:
+            continue
+        _, uniques = _factorize(raw.columns[cand_col])
+        unknown = sorted({_text(u) for u in uniques} - known)
+        if unknown:
+            keys = sorted(known)
+            def guess(name: str) -> str:
+                hits = sorted((k for k in keys if k.lower() in name.lower()), key=len, reverse=True)
+                return hits[0] if hits else "<plan key>"
+
+            example = ", ".join(f"{u}: {guess(u)}" for u in unknown)
+            problems.append(Diagnostic(
+                file=raw.display, key="data.candidate_names",
+                message=f"the log names its candidate {', '.join(map(repr, unknown))}, which is not a key of the "
+                f"plan's candidates ({', '.join(keys)})",
+                hint=f"map the log's name to a plan key, e.g. data.candidate_names: {{{example}}}"))
+    if problems:
+        raise InputError("the logs' candidates are not the plan's", problems)
 
 
 def _factorize(col: np.ndarray) -> tuple[np.ndarray, list[Any]]:
