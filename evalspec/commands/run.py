@@ -56,22 +56,22 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
 
         require_locked(plan)
     from evalspec._atomic import OutputSet
-    from evalspec.results import OUTSIDE_ALLOWED, outside_files
+    from evalspec.results import OUTSIDE_ALLOWED, OUTSIDE_READ
 
     command = ["evalspec", "run", plan] + (["--out", out_dir] if out_dir is not None else [])
     command += ["--allow-outside-data"] if allow_outside else []
-    token = OUTSIDE_ALLOWED.set(allow_outside)
+    token, outside = OUTSIDE_ALLOWED.set(allow_outside), []
+    read_token = OUTSIDE_READ.set(outside)
     try:
         claim = run_plan(plan, command=command)
     finally:
         OUTSIDE_ALLOWED.reset(token)
-    if allow_outside:
-        outside = outside_files([f["path"] for f in claim["data"]["files"]], Path(plan))
-        if outside:
-            claim["deviations"].append({
-                "code": "data_outside_plan_folder",
-                "message": "Results were read from outside the plan's folder, as allowed by --allow-outside-data: "
-                + ", ".join(outside) + "."})
+        OUTSIDE_READ.reset(read_token)
+    if outside:  # recorded in the claim (before the ledger seals it)
+        claim["deviations"].append({
+            "code": "data_outside_plan_folder",
+            "message": "Results were read from outside the plan's folder, as allowed by --allow-outside-data: "
+            + ", ".join(dict.fromkeys(outside)) + " (relative to the plan's folder)."})
     from evalspec.ledger import append_entry, seal_run
 
     claim, ledger_entry = seal_run(claim, plan)  # the claim records its own SHA-256 and its ledger entry

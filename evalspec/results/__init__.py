@@ -18,7 +18,7 @@ from evalspec.results.checks import Checked, check_results
 from evalspec.results.readers import RawFile, detect_format, read_file
 from evalspec.results.table import FileInfo, Tidy, build_table
 
-__all__ = ["OUTSIDE_ALLOWED", "outside_files", "Checked", "FileInfo", "RawFile", "Tidy", "load_results", "resolve_paths", "read_all"]
+__all__ = ["OUTSIDE_ALLOWED", "OUTSIDE_READ", "Checked", "FileInfo", "RawFile", "Tidy", "load_results", "resolve_paths", "read_all"]
 
 
 def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[Path]:
@@ -70,11 +70,13 @@ def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> li
     seen: dict[Path, None] = {}
     for p in out:
         seen.setdefault(p, None)
-    if not OUTSIDE_ALLOWED.get():
-        home = os.path.realpath(base or ".")
-        for p in seen:
-            real = os.path.realpath(p)
-            if os.path.commonpath([home, real]) != home:
+    home = os.path.realpath(base or ".")
+    for p in seen:
+        real = os.path.realpath(p)
+        if os.path.commonpath([home, real]) != home:
+            if OUTSIDE_ALLOWED.get():
+                OUTSIDE_READ.get([]).append(os.path.relpath(os.path.abspath(p), os.path.abspath(base or ".")))
+            else:
                 pattern = next((q for q in patterns if not any(ch in q for ch in "*?[") and base / q == p), None)
                 raise InputError(
                     f"{plan_path}: data.results: {p} is outside the plan's folder",
@@ -92,15 +94,9 @@ def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> li
 OUTSIDE_ALLOWED: ContextVar[bool] = ContextVar("evalspec_outside_allowed", default=False)
 
 
-def outside_files(paths: list[str], plan_path: Path) -> list[str]:
-    """Those of ``paths`` (as recorded in the claim) that lie outside the plan's folder."""
-    home = os.path.realpath(plan_path.parent or ".")
-    out = []
-    for p in paths:
-        real = os.path.realpath(p if os.path.isabs(p) else os.path.join(home, p))
-        if os.path.commonpath([home, real]) != home:
-            out.append(p)
-    return out
+#: The files read from outside the plan's folder (relative to it), collected while allowed:
+#: ``token = OUTSIDE_READ.set([])`` before the run, then ``OUTSIDE_READ.get()``.
+OUTSIDE_READ: ContextVar[list[str]] = ContextVar("evalspec_outside_read")
 
 
 def read_all(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[RawFile]:
