@@ -1,8 +1,9 @@
 """A numpy stand-in for a language model, for fast estimator tests (no torch).
 
 Prompt ``p`` has its own random logits for each (position, previous token); an answer is
-``length`` tokens drawn from ``softmax(logits / T)`` (greedy at T = 0). Like a real model,
-low temperatures change a few answers (near-ties) and high ones change most.
+``length`` tokens drawn from ``softmax(logits / T)`` by inverse-CDF sampling (greedy at
+T = 0). Like a real model, low temperatures change a few answers (near-ties) and high ones
+change most.
 """
 
 from __future__ import annotations
@@ -22,20 +23,20 @@ class SyntheticModel:
         rng = np.random.default_rng([seed, int(round(temperature * 1e6))])
         out: dict[str, list[tuple[int, ...]]] = {}
         for p, pid in enumerate(self.prompts):
-            answers = []
-            for _ in range(k):
-                prev, seq = self.vocab, []
-                for i in range(self.length):
-                    z = self.logits[p, i, prev]
-                    if temperature <= 0:
-                        tok = int(np.argmax(z))
-                    else:
-                        q = np.exp((z - z.max()) / temperature)
-                        tok = int(rng.choice(self.vocab, p=q / q.sum()))
-                    seq.append(tok)
-                    prev = tok
-                answers.append(tuple(seq))
-            out[pid] = answers
+            prev = np.full(k, self.vocab)
+            seqs = np.empty((k, self.length), dtype=np.int64)
+            u = rng.random((k, self.length))
+            for i in range(self.length):
+                z = self.logits[p, i, prev]  # [k, vocab]
+                if temperature <= 0:
+                    tok = np.argmax(z, axis=1)
+                else:
+                    q = np.exp((z - z.max(axis=1, keepdims=True)) / temperature)
+                    cdf = np.cumsum(q, axis=1)
+                    tok = np.minimum((cdf <= u[:, i:i + 1] * cdf[:, -1:]).sum(axis=1), self.vocab - 1)
+                seqs[:, i] = tok
+                prev = tok
+            out[pid] = [tuple(int(x) for x in row) for row in seqs]
         return out
 
     def table(self, grid: list[float], k: int, seed: int) -> dict[float, dict[str, list[tuple[int, ...]]]]:
