@@ -304,3 +304,15 @@ def test_declared_missing_values_apply_to_jsonl_too(tmp_path: Path) -> None:
     without = write_plan(tmp_path, """  results: r.jsonl""")
     with pytest.raises(InputError, match="problem"):  # 'ERROR' is not a pass/fail value
         _load(without)
+
+
+def test_task_selector_skips_logs_of_other_tasks_and_says_so(tmp_path: Path) -> None:
+    header = {"status": "success", "eval": {"task": "other_task", "model": "m/x", "created": "2026-01-01T00:00:00Z"}}
+    sample = {"id": "q00", "epoch": 1, "target": "3", "scores": {"match": {"value": "C"}}}
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({**header, "samples": [sample]}), encoding="utf-8")
+    got = read_logs([STRONG, other], "inspect", Options(task="evalspec_tiny"))
+    assert len(got) == 1 and got[0].rows == 30
+    assert got[0].provenance["skipped_logs"] == [str(other)]
+    with pytest.raises(InputError, match="no inspect_ai log of task 'nope' was found"):
+        read_logs([STRONG, other], "inspect", Options(task="nope"))

@@ -113,13 +113,24 @@ def read_logs(paths: list[Path], fmt: str, options: Options, display: Any = str)
     if hasattr(module, "read_many"):
         out = module.read_many(paths, display, options)
     else:
+        skipped = []
         for path in paths:
-            out.extend(module.read(path, display(path), options))
+            got = module.read(path, display(path), options)
+            if not got:
+                skipped.append(display(path))
+            out.extend(got)
+        if skipped and out:  # logs of another task than data.select.task: say which were left out
+            out = [replace(lf, provenance={**lf.provenance, "skipped_logs": skipped,
+                                           "notes": [*lf.provenance.get("notes", []),
+                                                     f"{len(skipped)} log(s) of other tasks than {options.task!r} "
+                                                     "were left out."]}) for lf in out]
     if not out:
-        raise InputError(f"no {_TOOL_NAMES[fmt]} log was found",
+        which = f" of task {options.task!r}" if options.task else ""
+        raise InputError(f"no {_TOOL_NAMES[fmt]} log{which} was found",
                          [Diagnostic(file=", ".join(display(p) for p in paths) or ".",
-                                     message=f"no {_TOOL_NAMES[fmt]} log was found in these paths",
-                                     hint="point data.results at the tool's log files or their folder")])
+                                     message=f"no {_TOOL_NAMES[fmt]} log{which} was found in these paths",
+                                     hint="point data.results at the tool's log files or their folder"
+                                     + (", or fix data.select.task" if options.task else ""))])
     return out
 
 

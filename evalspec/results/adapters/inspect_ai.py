@@ -65,7 +65,8 @@ def read(path: Path, display: str, options: Options) -> list[LogFile]:
             header = doc
         container = "json"
     with guard(display, TOOL, "samples"):
-        return [_rows(path, display, digest, header, samples, container, options)]
+        got = _rows(path, display, digest, header, samples, container, options)
+    return [] if got is None else [got]
 
 
 def _not_inspect(doc: Any, display: str) -> Exception:
@@ -214,8 +215,11 @@ def value_to_float(value: Any) -> float | None:
 
 
 def _rows(path: Path, display: str, digest: str, header: dict[str, Any], samples: list[tuple[int, dict[str, Any]]],
-          container: str, options: Options) -> LogFile:
+          container: str, options: Options) -> LogFile | None:
     ev = header["eval"]
+    task = ev.get("task")
+    if options.task is not None and task != options.task:
+        return None  # a log of another task in the folder: skipped, and listed in the provenance
     status = header.get("status", "started")
     err = header.get("error")
     err_msg = (err.get("message") if isinstance(err, dict) else err) if err else None
@@ -226,10 +230,6 @@ def _rows(path: Path, display: str, digest: str, header: dict[str, Any], samples
                       "incomplete or biased toward the cases that ran first",
                       "rerun the evaluation, or set data.allow_partial: true (evalspec convert --allow-partial) to "
                       "read the samples it completed, flagged as partial", key="status", got=status, has_got=True)
-    task = ev.get("task")
-    if options.task is not None and task != options.task:
-        raise bad_log(display, f"this log is of task {task!r}, not the selected task {options.task!r}",
-                      "name only logs of the selected task in data.results, or change data.select.task")
     reported = _result_scores(header)
     first_scorer = reported[0].get("scorer") or reported[0].get("name") if reported else None
     # which scorer is the outcome
