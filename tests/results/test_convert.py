@@ -184,3 +184,23 @@ def test_fuzz_promptfoo(tmp_path: Path, field: str, value: object, top: str, top
     path.write_text(json.dumps(doc), encoding="utf-8")
     _reads_or_input_error(path, "promptfoo")
     _reads_or_input_error(path, "promptfoo", case_field="vars.qid")
+
+
+def test_run_refuses_malformed_logs_with_exit_2(tmp_path: Path) -> None:
+    """`evalspec run` on a plan whose logs are broken: exit 2, the file named, no traceback."""
+    from logs_helpers import write_plan
+
+    (tmp_path / "strong.eval").write_bytes(STRONG.read_bytes()[:30000])
+    (tmp_path / "weak.eval").write_bytes(STRONG.read_bytes())
+    plan = write_plan(tmp_path, """  results: [strong.eval, weak.eval]
+  format: inspect
+  candidate_names: {coinflip/strong: strong}""")
+    res = CliRunner().invoke(cli, ["run", str(plan), "--out", str(tmp_path / "out")],
+                             env={"EVALSPEC_NO_REPORT": "1"})
+    assert res.exit_code == 2, res.output
+    assert "strong.eval" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "out" / "claim.json").exists()
+    (tmp_path / "strong.eval").write_bytes(FAILED.read_bytes())
+    res = CliRunner().invoke(cli, ["run", str(plan), "--out", str(tmp_path / "out")],
+                             env={"EVALSPEC_NO_REPORT": "1"})
+    assert res.exit_code == 2 and "status 'error'" in res.output and "strong.eval" in res.output
