@@ -38,6 +38,7 @@ KIND_MODULES: dict[str, str] = {
     "slices": "evalspec.analyses.slices",
     "clustered_mean": "evalspec.analyses.clustered",
     "beta_binomial": "evalspec.analyses.beta_binomial",
+    "sequential_difference": "evalspec.analyses.sequential_difference",
 }
 
 
