@@ -226,3 +226,20 @@ def test_plan_rule_majority_answer_needs_its_columns() -> None:
     with pytest.raises(ValidationError, match="applies only to rule majority_answer"):
         Attempts(repeats=3, rule="majority", answer="answer")
     assert "answer" not in Attempts(repeats=3).model_dump()  # unused: the plan hash is unchanged
+
+
+def test_lm_eval_0_4_0_layout(tmp_path: Path) -> None:
+    """0.4.0-0.4.2: results.json and <model_args>_<task>.jsonl holding one JSON array."""
+    doc = json.loads(results_file(STRONG).read_text(encoding="utf-8"))
+    for k in ("model_name", "model_name_sanitized", "lm_eval_version", "date"):
+        doc.pop(k, None)
+    doc["config"]["model_args"] = "pretrained=old/model"
+    doc["results"] = {"evalspec_mc": {"acc,none": 0.8}}
+    (tmp_path / "results.json").write_text(json.dumps(doc), encoding="utf-8")
+    samples = [json.loads(x) for x in next(STRONG.glob("samples_evalspec_mc_*.jsonl")).read_text().splitlines()]
+    for x in samples:
+        x.pop("filter"), x.pop("metrics")
+    (tmp_path / "pretrained__old__model_evalspec_mc.jsonl").write_text(json.dumps(samples, indent=2), encoding="utf-8")
+    lf = read_logs([tmp_path / "results.json"], "lm_eval", Options(case_field="id"))[0]
+    assert lf.rows == 10 and set(lf.columns["candidate"]) == {"old/model"}
+    assert Counter(lf.columns["outcome"]) == {1.0: 8, 0.0: 2} and lf.provenance["reported"]["value"] == 0.8

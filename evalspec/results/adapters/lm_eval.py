@@ -2,7 +2,9 @@
 
 lm-eval (``--output_path DIR --log_samples``) writes, per run, one results file and one
 samples file per task, named with the same date stamp (``DIR/<model>/results_<date>.json``;
-with ``--output_path FILE.json``, ``FILE_<date>.json`` beside the samples). One row per
+with ``--output_path FILE.json``, ``FILE_<date>.json`` beside the samples). Versions
+0.4.0-0.4.2 wrote ``results.json`` and ``<model_args>_<task>.jsonl`` holding one JSON
+array; both layouts are read. One row per
 document of the selected task, with the selected metric under the selected filter:
 
 * case = the ``doc`` field ``select.case_field`` (top-level ``doc_id`` is only the row
@@ -45,6 +47,7 @@ def sniff(doc: Any) -> bool:
 
 
 def _date_id(path: Path) -> str | None:
+    """The date stamp lm-eval puts in the results file name (None for an undated ``results.json``)."""
     m = re.match(r"^(?:results|.+)_(\d{4}-\d{2}-\d{2}T[\d\-.]+)\.json$", path.name)
     return m.group(1) if m else None
 
@@ -120,6 +123,11 @@ def _read_task(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], na
         m = re.match(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$", p.name)
         if m is not None and (named_samples or stamp is None or m.group(2) == stamp):
             by_task[m.group(1)] = p
+    if not by_task and not named_samples:  # lm-eval 0.4.0-0.4.2: <model_args>_<task>.jsonl beside results.json
+        for t in results:
+            olds = sorted(p for p in res_path.parent.glob(f"*_{t}.jsonl") if not p.name.startswith("samples_"))
+            if olds:
+                by_task[t] = olds[0]
     tasks = [t for t in results if t in by_task]
     if options.task is not None:
         if options.task not in results:
@@ -148,6 +156,12 @@ def _read_task(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], na
     except UnicodeDecodeError as exc:
         raise bad_log(sdisp, f"is not UTF-8 text (byte {exc.start})") from None
     lines: list[tuple[int, dict[str, Any]]] = []
+    if text.lstrip().startswith("["):  # lm-eval 0.4.0-0.4.2 wrote the samples as one JSON array
+        arr = load_json(sdata, sdisp, "lm-eval samples")
+        if not isinstance(arr, list) or not all(isinstance(x, dict) for x in arr):
+            raise bad_log(sdisp, "the samples file is a JSON array but not of sample objects")
+        lines = [(i + 1, x) for i, x in enumerate(arr)]
+        text = ""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
