@@ -149,7 +149,20 @@ def check_lock(loaded: Any) -> LockStatus:
 
 
 def write_lock(loaded: Any, *, force: bool = False, now: _dt.datetime | None = None) -> LockResult:
-    """Write (or refuse to rewrite) the lock of a loaded plan. See the module docstring."""
+    """Write (or refuse to rewrite) the lock of a loaded plan. See the module docstring.
+
+    The read-compare-write happens holding a lock on the plan's folder
+    (:func:`evalspec._atomic.folder_lock`), so of two ``evalspec lock`` runs at once the
+    second sees what the first wrote: a plan edited in between is refused as changed (or,
+    with ``--force``, re-locked with the first lock in its history), never silently lost.
+    """
+    from evalspec._atomic import folder_lock
+
+    with folder_lock(lock_path(loaded.path).parent or Path(".")):
+        return _write_lock(loaded, force=force, now=now)
+
+
+def _write_lock(loaded: Any, *, force: bool, now: _dt.datetime | None) -> LockResult:
     path = lock_path(loaded.path)
     data = canonical_data(loaded)
     digest = hash_canonical(data)
