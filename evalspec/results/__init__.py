@@ -117,7 +117,12 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
 
     ``plan_diagnostic(key, message, hint=...)`` locates problems that belong to the plan.
     """
-    return check_results(build_table(read_all(plan, plan_path, plan_diagnostic), plan, plan_diagnostic), plan)
+    from evalspec.results.adapters import claim_limits
+
+    raws = read_all(plan, plan_path, plan_diagnostic)
+    checked = check_results(build_table(raws, plan, plan_diagnostic), plan)
+    checked.detected.extend(claim_limits(raws))  # tool logs: a partial run, repeats the tool already reduced
+    return checked
 
 
 def _display(path: Path) -> str:

@@ -316,3 +316,20 @@ def test_task_selector_skips_logs_of_other_tasks_and_says_so(tmp_path: Path) -> 
     assert got[0].provenance["skipped_logs"] == [str(other)]
     with pytest.raises(InputError, match="no inspect_ai log of task 'nope' was found"):
         read_logs([STRONG, other], "inspect", Options(task="nope"))
+
+
+def test_partial_run_is_a_detected_limit_in_the_claim(tmp_path: Path) -> None:
+    stage(tmp_path, FAILED)
+    plan_path = write_plan(tmp_path, f"""  results: ["{FAILED.name}"]
+  format: inspect
+  allow_partial: true
+  candidate_names: {{mockllm/model: strong}}""", candidates=("strong", "weak"), cluster=None, max_fraction=1.0,
+                           analyses="""
+  - {kind: proportion}""")
+    from evalspec.plan.load import load_plan
+    from evalspec.results import read_all
+    from evalspec.results.adapters import claim_limits
+
+    raws = read_all(load_plan(plan_path).plan, plan_path)
+    limits = claim_limits(raws)
+    assert [d["code"] for d in limits] == ["partial_run"] and "status 'error'" in limits[0]["message"]

@@ -243,3 +243,18 @@ def test_lm_eval_0_4_0_layout(tmp_path: Path) -> None:
     lf = read_logs([tmp_path / "results.json"], "lm_eval", Options(case_field="id"))[0]
     assert lf.rows == 10 and set(lf.columns["candidate"]) == {"old/model"}
     assert Counter(lf.columns["outcome"]) == {1.0: 8, 0.0: 2} and lf.provenance["reported"]["value"] == 0.8
+
+
+def test_claim_says_per_repeat_outcomes_are_not_in_the_file(tmp_path: Path) -> None:
+    from evalspec.plan.load import load_plan
+    from evalspec.results import load_results
+
+    stage(tmp_path, STRONG, WEAK)
+    plan_path = write_plan(tmp_path, """  results: [coinflip-strong, coinflip-weak]
+  format: lm_eval
+  select: {task: evalspec_gen, filter: maj@3, case_field: id}
+  candidate_names: {coinflip-strong: strong, coinflip-weak: weak}""", repeats=1, rule="first")
+    checked = load_results(load_plan(plan_path).plan, plan_path)
+    notes = [d for d in checked.detected if d["code"] == "tool_reduced_repeats"]
+    assert len(notes) == 2 and "'maj@3'" in notes[0]["message"] and "per-repeat outcomes are not in the file" in \
+        notes[0]["message"]

@@ -31,7 +31,7 @@ from evalspec.errors import Diagnostic, InputError
 from evalspec.results.adapters.base import LogFile, Options
 
 __all__ = ["ADAPTERS", "LOG_FORMATS", "LogFile", "Options", "read_logs", "expand", "apply_plan", "sniff_tool",
-           "detect", "provenance_of"]
+           "detect", "provenance_of", "claim_limits"]
 
 #: format name (as in ``data.format``) -> adapter module.
 ADAPTERS: dict[str, str] = {
@@ -137,6 +137,32 @@ def read_logs(paths: list[Path], fmt: str, options: Options, display: Any = str)
 def provenance_of(raws: list[Any]) -> list[dict[str, Any]]:
     """The provenance records of the log files among ``raws`` (empty for JSONL/CSV/Parquet)."""
     return [r.provenance for r in raws if isinstance(r, LogFile)]
+
+
+def claim_limits(raws: list[Any]) -> list[dict[str, str]]:
+    """Systematic limits the logs themselves show, as claim entries (``systematic_limits.detected``).
+
+    A run read as partial (``data.allow_partial``), and a tool that stored one value per case
+    after reducing the repeats itself (lm-eval's filters): the claim must say so.
+    """
+    out: list[dict[str, str]] = []
+    for r in raws:
+        if not isinstance(r, LogFile):
+            continue
+        p = r.provenance
+        who = f"{p.get('tool')} log {r.display} ({p.get('candidate') or ', '.join(p.get('candidates') or [])})"
+        if p.get("partial"):
+            out.append({"code": "partial_run",
+                        "message": f"The {who} is from a run that did not finish (status {p.get('status')!r}); only "
+                        f"its {p.get('rows')} completed attempts were analysed, which may favour the cases that ran "
+                        "first."})
+        if p.get("per_repeat_outcomes") is False:
+            sel = p.get("selected") or {}
+            out.append({"code": "tool_reduced_repeats",
+                        "message": f"The {who} holds one value per case after lm-eval's filter "
+                        f"{sel.get('filter')!r} reduced the task's repeats; per-repeat outcomes are not in the file, "
+                        "so the plan's attempt rule saw one attempt per case."})
+    return out
 
 
 # -- what the plan says about the rows, for every format ------------------------------------
