@@ -12,7 +12,13 @@ whitespace and UTF-8 text. Therefore it is
 * sensitive to every value, including list order (``systematic_limits``, ``analyses``).
 
 Numbers are normalised so ``temperature: 0`` and ``temperature: 0.0`` are the same
-value; dates become ``YYYY-MM-DD``. Because defaults count, a later evalspec whose
+value. The canonical form keeps every value's type where the plan leaves the type open
+(candidate ``settings`` and other free-form values): an unquoted date there is
+``{"$date": "YYYY-MM-DD"}``, so it hashes differently from the quoted text
+``"YYYY-MM-DD"``, and a non-finite float is ``{"$float": "nan"}``, never the text ``"nan"``
+(plans refuse non-finite numbers when loaded; this keeps the hash honest for plans built in
+code). A field typed as a date (``stopping.decision_date``) is always a date, quoted or not,
+and stays ``YYYY-MM-DD``. Because defaults count, a later evalspec whose
 models add a field (or change a default) may hash an unchanged file differently:
 the lock records the evalspec version and the canonical plan, so such a change is
 visible key by key (:func:`diff_keys`) rather than silent.
@@ -50,28 +56,49 @@ def canonical_data(plan: Any) -> dict[str, Any]:
         plan = Plan.model_validate(dict(plan))
     if not isinstance(plan, Plan):
         raise TypeError(f"expected a Plan, LoadedPlan or mapping, got {type(plan).__name__}")
-    return _normalise(plan.model_dump(mode="python"))
+    return _normalise(plan.model_dump(mode="python"), (), _typed_dates(plan))
 
 
-def _normalise(value: Any) -> Any:
+def _typed_dates(obj: Any, path: tuple[Any, ...] = ()) -> set[tuple[Any, ...]]:
+    """Paths (as in ``model_dump``) of dates held by fields whose type is a date."""
+    from pydantic import BaseModel
+
+    out: set[tuple[Any, ...]] = set()
+    if isinstance(obj, BaseModel):
+        for name, info in type(obj).model_fields.items():
+            value = getattr(obj, name, None)
+            if isinstance(value, _dt.date) and "date" in repr(info.annotation):
+                out.add(path + (name,))
+            else:
+                out |= _typed_dates(value, path + (name,))
+    elif isinstance(obj, Mapping):
+        for k, v in obj.items():
+            out |= _typed_dates(v, path + (str(k),))
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            out |= _typed_dates(v, path + (i,))
+    return out
+
+
+def _normalise(value: Any, path: tuple[Any, ...] = (), typed: set[tuple[Any, ...]] | frozenset[Any] = frozenset()) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
         return value
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
-            return repr(value)  # 'nan', 'inf', '-inf': JSON has no such numbers
+            return {"$float": repr(value)}  # JSON has no such numbers; never the same as the text 'nan'
         return int(value) if value.is_integer() and abs(value) < 2**53 else value
     if isinstance(value, _dt.datetime):
-        return value.isoformat()
+        return value.isoformat() if path in typed else {"$datetime": value.isoformat()}
     if isinstance(value, _dt.date):
-        return value.isoformat()
+        return value.isoformat() if path in typed else {"$date": value.isoformat()}
     if isinstance(value, Mapping):
-        return {str(k): _normalise(v) for k, v in value.items()}
+        return {str(k): _normalise(v, path + (str(k),), typed) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_normalise(v) for v in value]
+        return [_normalise(v, path + (i,), typed) for i, v in enumerate(value)]
     if isinstance(value, (set, frozenset)):
-        return sorted((_normalise(v) for v in value), key=repr)
+        return sorted((_normalise(v, path, typed) for v in value), key=repr)
     return str(value)
 
 

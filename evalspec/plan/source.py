@@ -386,12 +386,17 @@ class _Builder:
                           hint="plans use plain values; remove the tag")
             return node.value
         try:
-            return self.constructor.construct_object(node)
+            value = self.constructor.construct_object(node)
         except Exception:  # noqa: BLE001 - e.g. 2026-02-30 matches the timestamp pattern but is no date
             if node.tag == _TIMESTAMP_TAG:
                 return node.value  # left as text: the schema then says what a date must look like
             self._problem(node, path, f"cannot read {node.value!r} as {node.tag.rsplit(':', 1)[-1]}")
             return node.value
+        if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+            self._problem(node, path, f"{node.value} is not a finite number; a plan's numbers must be finite",
+                          hint=f'write a number; if you mean the text, quote it: "{node.value}"')
+            return node.value
+        return value
 
     def _mapping(self, node: yaml.MappingNode, path: Path, depth: int) -> dict[Any, Any]:
         if node.tag != _MAP_TAG:
