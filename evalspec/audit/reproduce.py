@@ -89,12 +89,17 @@ def reproduce(inputs: AuditInputs) -> CheckResult:
                                    "the run was not reproduced.")
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
+        from evalspec.results import OUTSIDE_ALLOWED
+
+        token = OUTSIDE_ALLOWED.set(True)  # the files sit where the claim recorded them, even outside the plan folder
         try:
             again = run_plan(plan_file, command=list(claim.get("command") or []))
         except EvalspecError as exc:
             return CheckResult("reproduction", title, "fail",
                                "Re-running the claim's plan on its data fails, so its numbers cannot be reproduced.",
                                [str(exc).splitlines()[0]])
+        finally:
+            OUTSIDE_ALLOWED.reset(token)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     rerun = json.loads(dumps(again))
@@ -111,7 +116,10 @@ def reproduce(inputs: AuditInputs) -> CheckResult:
         return CheckResult("reproduction", title, "fail",
                            "Re-running the claim's plan on its data with the same seeds gives different numbers.",
                            diffs + versions)
-    seeds = ", ".join(str(s.get("seed")) for s in stored.get("seeds") or [] if isinstance(s, dict)) or "none"
+    used = stored.get("seeds") or []
+    if isinstance(used, dict):  # claim format 2: {"used": [...], "declared_unused": [...]}
+        used = used.get("used") or []
+    seeds = ", ".join(str(s.get("seed")) for s in used if isinstance(s, dict)) or "none"
     return CheckResult("reproduction", title, "pass" if not versions else "warning",
                        "Re-running the claim's plan on its data with the same seeds gives the same numbers, digit for "
                        "digit." + ("" if not versions else " The software versions differ from the claim's."),
