@@ -12,10 +12,10 @@ this sampler:
   over them: samples that agree so far cost one row, not ``K``; all prefixes of one prompt
   have the same length, so the batch needs no padding;
 * draws each token by **inverse-CDF sampling** from ``softmax(logits / T)`` (float64) with a
-  uniform number fixed in advance for (prompt, temperature, sample, step): the uniforms of a
-  (prompt, temperature) come from their own generator, seeded from ``(seed, prompt id, T)``,
-  so the samples do not change when the grid, the shard layout or the batch changes. T = 0
-  is greedy (first maximum).
+  uniform number fixed in advance for (prompt, temperature, sample, step): each sample has
+  its own generator, seeded from ``(seed, prompt id, T, sample index)``, so the samples do
+  not change when the grid, K, the shard layout or the batch changes. T = 0 is greedy
+  (first maximum).
 
 :func:`choose_tokens` is the one sampling rule; the benchmark's plain ``generate`` loop uses
 it too (as a logits processor), which makes the two produce the same token ids.
@@ -67,15 +67,18 @@ def _key(text: str) -> int:
 
 
 def temperature_uniforms(seed: int, prompt_id: str, temperature: float, samples: int, steps: int) -> np.ndarray:
-    """Uniforms ``[samples, steps]`` for one (prompt, temperature): its own generator.
+    """Uniforms ``[samples, steps]`` for one (prompt, temperature): a generator per sample.
 
-    Seeded from ``(seed, sha256(prompt id), round(T * 1e6))``, so a sample does not depend on
-    which other prompts or temperatures are in the run. Sample ``k`` uses row ``k``, which
-    makes the first ``k`` samples of a run with more samples the same as a run with ``k``.
+    Sample ``k`` draws from its own generator seeded from ``(seed, sha256(prompt id),
+    round(T * 1e6), k)``, so a sample does not depend on which other prompts or temperatures
+    are in the run, the first ``k`` samples of a run with more samples are the same, and a
+    longer ``--max-new-tokens`` extends the answers rather than changing them.
     """
-    ss = np.random.SeedSequence([int(seed), _key(prompt_id), int(round(float(temperature) * 1_000_000))])
-    gen = np.random.Generator(np.random.PCG64(ss))
-    return gen.random((steps, samples)).T.copy()  # column per step: adding samples keeps earlier rows
+    base = [int(seed), _key(prompt_id), int(round(float(temperature) * 1_000_000))]
+    out = np.empty((samples, steps), dtype=np.float64)
+    for k in range(samples):
+        out[k] = np.random.Generator(np.random.PCG64(np.random.SeedSequence(base + [k]))).random(steps)
+    return out
 
 
 def choose_tokens(logits: Any, temperatures: Any, uniforms: Any, rows: Any = None) -> Any:
