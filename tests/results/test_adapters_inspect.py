@@ -195,21 +195,18 @@ def test_a_folder_of_logs_and_a_scorer_selector(tmp_path: Path) -> None:
 
 
 def test_case_ids_that_do_not_match_show_ids_from_each_side(tmp_path: Path) -> None:
-    """Two tools numbering the same cases differently (q00 vs 0) get a message with both sides."""
-    from evalspec.plan.load import load_plan
-    from evalspec.results import load_results
-
-    rows = [{"candidate": "weak", "case_id": i, "repeat": r, "outcome": True, "doc_id": f"doc{i // 3}"}
-            for i in range(10) for r in (1, 2, 3)]
-    (tmp_path / "weak.jsonl").write_text("\n".join(json.dumps(x) for x in rows) + "\n", encoding="utf-8")
-    strong = tmp_path / "strong.jsonl"
-    from evalspec.commands.convert import tidy_text
-
-    text = tidy_text([read(STRONG)], "jsonl").replace('"coinflip/strong"', '"strong"')
-    strong.write_text(text, encoding="utf-8")
-    plan_path = write_plan(tmp_path, """  results: [strong.jsonl, weak.jsonl]""")
+    """Two logs numbering the same cases differently (q00 vs 0) get a message with both sides."""
+    header = {"status": "success", "eval": {"task": "evalspec_tiny", "model": "coinflip/weak",
+                                            "created": "2026-01-01T00:00:00Z"}}
+    samples = [{"id": i, "epoch": r, "target": "1", "scores": {"match": {"value": "C"}},
+                "metadata": {"doc_id": f"doc{i // 3}"}} for i in range(10) for r in (1, 2, 3)]
+    (tmp_path / "weak.json").write_text(json.dumps({**header, "samples": samples}), encoding="utf-8")
+    stage(tmp_path, STRONG)
+    plan_path = write_plan(tmp_path, f"""  results: ["{STRONG.name}", weak.json]
+  format: inspect
+  candidate_names: {{coinflip/strong: strong, coinflip/weak: weak}}""")
     with pytest.raises(InputError) as exc:
-        load_results(load_plan(plan_path).plan, plan_path)
+        _load(plan_path)
     text = exc.value.render()
     assert "no case was run for both strong and weak" in text
     assert "'q00'" in text and "'0'" in text

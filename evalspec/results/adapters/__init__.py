@@ -174,8 +174,8 @@ def apply_plan(raws: list[Any], plan: Any) -> list[Any]:
     ``data.candidate_names`` maps a name as the log writes it (``coinflip/strong``) to a
     plan key; ``data.missing_values`` lists raw outcome values that mean "no outcome"
     (``ERROR``, ``timeout``...), compared as text, case-sensitively. Both are recorded in
-    a log's provenance. Then, for every pair of candidates the plan pairs, the case ids
-    must overlap: when they share none, the message shows a few ids from each side.
+    a log's provenance. Then, for tool logs, every pair of candidates the plan pairs must
+    share a case id: when they share none, the message shows a few ids from each side.
     """
     data = plan.data
     mapping = dict(getattr(data, "candidate_names", None) or {})
@@ -263,7 +263,13 @@ def _text(v: Any) -> str:
 
 
 def _check_case_overlap(raws: list[Any], plan: Any) -> None:
-    """Refuse a paired comparison whose candidates share no case id, showing ids from each side."""
+    """Refuse a paired comparison whose candidates share no case id, showing ids from each side.
+
+    Only for tool logs (two tools often number cases differently); for tables the paired
+    analysis refuses at its plan line.
+    """
+    if not any(isinstance(r, LogFile) for r in raws):
+        return
     pairs: list[tuple[str, str]] = []
     for a in plan.analyses:
         if getattr(a, "kind", None) != "paired_difference":
