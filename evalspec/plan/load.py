@@ -150,4 +150,44 @@ def load_plan(path: str | os.PathLike[str], display: str | None = None) -> Loade
     if plan is None:
         n = len(diags)
         raise PlanInvalid(f"{name}: {n} problem{'s' if n != 1 else ''}", diags)
-    return LoadedPlan(plan=plan, path=FsPath(path), display=name, raw=doc.data, positions=doc.positions, text=text)
+    loaded = LoadedPlan(plan=plan, path=FsPath(path), display=name, raw=doc.data, positions=doc.positions, text=text)
+    over = limit_problems(loaded)
+    if over:
+        n = len(over)
+        raise PlanInvalid(f"{name}: {n} problem{'s' if n != 1 else ''}", over)
+    return loaded
+
+
+def limit_problems(loaded: LoadedPlan) -> list[Diagnostic]:
+    """Where the plan exceeds a documented size limit (:mod:`evalspec.limits`), each at its line."""
+    from evalspec import limits as L
+
+    plan = loaded.plan
+    out: list[Diagnostic] = []
+
+    def count(key: str, n: int, most: int, what: str) -> None:
+        if n > most:
+            out.append(loaded.diagnostic(key, f"{n} {what}; a plan may have at most {most}",
+                                         hint="split the study into several plans"))
+
+    count("analyses", len(plan.analyses), L.MAX_ANALYSES, "analyses")
+    count("slices", len(plan.slices), L.MAX_SLICES, "slices")
+    count("candidates", len(plan.candidates), L.MAX_CANDIDATES, "candidates")
+
+    def text(key: str, value: object, most: int) -> None:
+        if isinstance(value, str) and len(value) > most:
+            out.append(loaded.diagnostic(key, f"{len(value):,} characters; at most {most:,} are accepted here",
+                                         hint="shorten it; details belong in a linked document"))
+
+    text("title", plan.title, L.MAX_TITLE_CHARS)
+    for key in ("question", "population", "decision_owner"):
+        text(key, getattr(plan, key, None), L.MAX_TEXT_CHARS)
+    for i, item in enumerate(plan.systematic_limits):
+        text(f"systematic_limits[{i}]", item, L.MAX_TEXT_CHARS)
+    for i, a in enumerate(plan.analyses):
+        text(f"analyses[{i}].label", getattr(a, "label", None), L.MAX_TITLE_CHARS)
+    for name in plan.candidates:
+        if len(str(name)) > L.MAX_LABEL_CHARS:
+            out.append(loaded.diagnostic(f"candidates.{name}", f"the candidate name is {len(str(name)):,} characters; "
+                                         f"at most {L.MAX_LABEL_CHARS} are accepted", hint="use a short name"))
+    return out
