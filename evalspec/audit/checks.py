@@ -509,6 +509,13 @@ def looks_within_plan(inputs: AuditInputs) -> CheckResult:
     if len(hashes) > 1:
         evidence.append(f"the plan changed between looks ({len(hashes)} different plan hashes)")
     level = _section(inputs.promised, "decision").get("confidence_level", 0.95)
+    anytime = any(isinstance(a, dict) and a.get("kind") == "sequential_difference"
+                  for a in inputs.claim.get("analyses") or [])
+    if rule == "sequential" and looks > 1 and not anytime:
+        return _r("looks_within_plan", title, "fail",
+                  f"The data was looked at {looks} times under a sequential plan, but the claim's intervals are "
+                  f"fixed-sample ones: without an anytime-valid method they no longer hold at the stated {level:.0%} "
+                  "level.", evidence + ["no sequential_difference analysis in the claim"])
     if looks > planned:
         if rule == "fixed":
             sentence = (f"The data was looked at {looks} times, but the plan is a fixed design with one look: its "

@@ -138,3 +138,19 @@ def test_no_ledger_is_a_warning(ws: Workspace) -> None:
     checks = ws.checks()
     assert checks["looks_within_plan"]["status"] == "warning"
     assert checks["ledger_untampered"]["status"] == "warning"
+
+
+def test_sequential_plan_without_an_anytime_valid_method(tmp_path: Path) -> None:
+    w = _fresh(tmp_path)
+    w.edit_plan("  rule: fixed\n", "  rule: sequential\n")
+    w.edit_plan("  looks: 1", "  looks: 3")
+    w.lock()
+    results = w.root / "results.jsonl"
+    full = results.read_text(encoding="utf-8")
+    results.write_text("".join(x + "\n" for x in full.splitlines()[:60]) + "".join(
+        x + "\n" for x in full.splitlines()[100:160]), encoding="utf-8")
+    w.run(day="2026-11-10")
+    results.write_text(full, encoding="utf-8")
+    w.run()
+    c = w.checks()["looks_within_plan"]
+    assert c["status"] == "fail" and "without an anytime-valid method" in c["sentence"]
