@@ -19,8 +19,10 @@ Two engines compute the posterior of (mu, kappa):
   depends on the data only through the distinct (y, J) pairs and their counts and is computed
   that way (vectorised over grid points and pairs), so its cost does not grow with the number
   of questions. Posterior means of mu, kappa, gamma-bar, the Beta variance and theta_i are
-  exact quadrature sums; intervals come from draws of the grid posterior (cells drawn by
-  their mass, uniformly jittered within the cell).
+  exact quadrature sums, and so are the HDIs of mu, kappa and the Beta variance (the
+  shortest interval holding 95 % of the grid's mass); the HDIs of gamma-bar, theta_i and of
+  differences come from draws of the grid posterior (cells drawn by their mass, uniformly
+  jittered within the cell).
 * ``nuts``: the paper's PyMC model, sampled by NUTS (optional ``mcmc`` extra), with R-hat,
   effective sample size and divergences reported as findings with their meaning and remedy.
 
@@ -80,6 +82,7 @@ __all__ = [
     "gamma_bar_draws",
     "hdi_rows",
     "to_inference_data",
+    "weighted_hdi",
 ]
 
 ENGINES = ("grid", "nuts")
@@ -609,7 +612,7 @@ def _grid_engine(y: np.ndarray, j: np.ndarray, prior: BetaBinomialPrior, points:
             remedy="none needed" if edge <= -15.0 else "check the data (all right or all wrong?) and the priors"),
     ]
     return {
-        "eta_cells": eg.ravel(), "lam_cells": lg.ravel(), "weights": w,
+        "eta_cells": eg.ravel(), "lam_cells": lg.ravel(), "weights": w, "he": he, "hl": hl,
         "eta": eta, "lam": lam, "diagnostics": diags, "box": box,
     }
 
@@ -627,6 +630,40 @@ def hdi_rows(draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
     i = np.argmin(widths, axis=1)
     rows = np.arange(arr.shape[0])
     return arr[rows, i], arr[rows, i + k - 1]
+
+
+def weighted_hdi(values: np.ndarray, weights: np.ndarray, prob: float) -> tuple[float, float]:
+    """Shortest interval holding ``prob`` of the weight of weighted atoms (deterministic HDI)."""
+    order = np.argsort(values, kind="stable")
+    v = values[order]
+    cum = np.concatenate([[0.0], np.cumsum(weights[order])])
+    cum /= cum[-1]
+    # for each start i, the first end k with cum[k + 1] - cum[i] >= prob
+    ends = np.searchsorted(cum, cum[:-1] + prob - 1e-12, side="left") - 1
+    ok = ends < v.size
+    starts = np.flatnonzero(ok)
+    widths = v[ends[ok]] - v[starts]
+    best = int(np.argmin(widths))
+    return float(v[starts[best]]), float(v[ends[ok][best]])
+
+
+def _grid_hdis(quad: dict[str, Any], prob: float, sub: int = 3) -> dict[str, tuple[float, float]]:
+    """HDIs of mu, kappa and the Beta variance straight from the grid (no Monte Carlo error).
+
+    Each cell's mass is spread evenly over ``sub x sub`` points inside it (the same
+    piecewise-constant density the draws are jittered from).
+    """
+    keep = quad["weights"] > 0
+    w = quad["weights"][keep]
+    offs = (np.arange(sub) + 0.5) / sub - 0.5
+    de, dl = np.meshgrid(offs * quad["he"], offs * quad["hl"], indexing="ij")
+    eta = (quad["eta_cells"][keep][:, None] + de.ravel()[None, :]).ravel()
+    lam = (quad["lam_cells"][keep][:, None] + dl.ravel()[None, :]).ravel()
+    ww = np.repeat(w / (sub * sub), sub * sub)
+    mu = _expit(eta)
+    kappa = np.exp(lam)
+    return {"mu": weighted_hdi(mu, ww, prob), "kappa": weighted_hdi(kappa, ww, prob),
+            "variance": weighted_hdi(mu * (1.0 - mu) / (kappa + 1.0), ww, prob)}
 
 
 def _summary(draws: np.ndarray, prob: float, mean: float | None = None) -> Summary:
@@ -796,6 +833,9 @@ def _derive(y: np.ndarray, j: np.ndarray, mu: np.ndarray, lam: np.ndarray, prob:
         theta_mean = w @ (a / (a + b))
     draws = {"mu": mu, "kappa": kappa, "log_kappa": lam, "gamma_bar": gb, "variance": variance}
     sums = {name: _summary(draws[name], prob, means[name]) for name in _PARAMS}
+    if quad is not None:  # deterministic HDIs of the hyperparameter functions
+        for name, (lo, hi) in _grid_hdis(quad, prob).items():
+            sums[name] = dataclasses.replace(sums[name], low=lo, high=hi)
     n_ppc = min(ppc_draws, mu.size)
     pick = rng.choice(mu.size, size=n_ppc, replace=False) if n_ppc < mu.size else np.arange(mu.size)
     ppc = _ppc(y, j, alpha[pick], beta[pick], rng)
