@@ -167,13 +167,26 @@ def gather(claim_path: str | Path, *, plan: str | Path | None = None, data: list
     return inputs
 
 
+def _safely(check: Any, inputs: AuditInputs) -> Any:
+    """Run one check; a claim too damaged for it is a failed check, not an internal error."""
+    from evalspec.audit.model import CheckResult
+
+    try:
+        return check(inputs)
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+        name = getattr(check, "__name__", "check")
+        return CheckResult(name, name.replace("_", " ").capitalize(), "fail",
+                           "This check could not be made: the claim (or its ledger or lock) is damaged or "
+                           "was written by an incompatible evalspec.", [f"{type(exc).__name__}: {exc}"])
+
+
 def audit_claim(claim_path: str | Path, *, plan: str | Path | None = None, data: list[str] | None = None,
                 reproduce: bool = True) -> AuditReport:
     """Audit one claim against its plan (and, given the data, reproduce it)."""
     from evalspec.audit.checks import CHECKS
 
     inputs = gather(claim_path, plan=plan, data=data, reproduce=reproduce)
-    results = [check(inputs) for check in CHECKS]
+    results = [_safely(check, inputs) for check in CHECKS]
     claim = inputs.claim
     return AuditReport(claim_path=inputs.claim_path, plan_path=inputs.plan_path,
                        plan_id=(claim.get("plan") or {}).get("id"),
