@@ -1,7 +1,7 @@
 """The claim record: one JSON document every later step (report, audit) reads.
 
-The record's shape is the contract in ``schemas/claim.schema.json``. This module only
-serialises and writes it: floats are rounded to 12 significant digits (so the bytes do
+The record's shape is the pydantic model in :mod:`evalspec.claim_model` (its generated JSON
+Schema is ``schemas/claim.schema.json``). This module only serialises and writes it: floats are rounded to 12 significant digits (so the bytes do
 not depend on the last bits of a floating-point sum), keys are sorted, the text is UTF-8
 with a trailing newline, and the file is written atomically (a temporary file in the same
 folder, then :func:`os.replace`), so a failed run never leaves half a claim. Same inputs
@@ -20,10 +20,9 @@ from typing import Any
 import numpy as np
 
 from evalspec._atomic import write_text_atomic
+from evalspec.claim_model import CLAIM_FORMAT
 
 __all__ = ["CLAIM_FORMAT", "created_time", "dumps", "normalize", "write_atomic", "software_versions"]
-
-CLAIM_FORMAT = 1
 SIGNIFICANT_DIGITS = 12
 
 

@@ -39,7 +39,7 @@ _HELP = {
     "validate": "Check plan files; print every problem at its line.",
     "lock": "Record the plan's canonical hash in PLAN.lock.json.",
     "init": "Write a commented starter plan that validates as written.",
-    "schema": "Print the plan's JSON Schema.",
+    "schema": "Print the JSON Schema of the plan (or, with --claim, of the claim).",
     "run": "Run the plan on its results and write the claim record.",
     "report": "Render a claim record to HTML and/or PDF.",
     "audit": "Check a claim against its plan, lock and ledger; reproduce it.",

@@ -16,18 +16,10 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 
-__all__ = ["run_plan", "write_claim", "RunOutput", "load_plan_for_run", "plan_hash", "lock_status"]
+__all__ = ["default_out_dir", "load_plan_for_run", "lock_status", "plan_hash", "run_plan", "write_claim"]
 
 
-@dataclass(frozen=True)
-class RunOutput:
-    """The claim and where it was written."""
-
-    claim: dict[str, Any]
-    path: Path | None
-
-
-# -- plan access: one place to switch to the plan engineer's API --------------------------
+# -- the plan ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -36,14 +28,14 @@ class _PlanHandle:
     path: Path
     display: str
     text: str
-    loaded: Any  # LoadedPlan when available (for located diagnostics)
+    loaded: Any  # the LoadedPlan (for located diagnostics)
 
     def diagnostic(self, key: str, message: str, **kw: Any) -> Diagnostic:
         return self.loaded.diagnostic(key, message, **kw)
 
 
 def load_plan_for_run(path: str | Path) -> _PlanHandle:
-    """Load and validate the plan (the plan engineer's ``load_plan`` when present)."""
+    """Load and validate the plan."""
     p = Path(path)
     from evalspec.plan import load_plan
 
@@ -55,7 +47,7 @@ def plan_hash(handle: _PlanHandle) -> str:
     """The plan's canonical hash — the same as ``evalspec lock`` records."""
     from evalspec.plan import canonical_hash
 
-    return str(canonical_hash(handle.loaded if handle.loaded is not None else handle.plan))
+    return str(canonical_hash(handle.loaded))
 
 
 def lock_status(handle: _PlanHandle, digest: str) -> tuple[dict[str, Any], list[str]]:
@@ -77,9 +69,6 @@ def _rel(p: Path, base: Path) -> str:
         return str(p.resolve().relative_to(base.resolve()))
     except ValueError:
         return str(p)
-
-
-# -- the run ---------------------------------------------------------------------------------
 
 
 def _case_columns(tidy: Any, columns: list[str]) -> tuple[dict[str, np.ndarray], list[dict[str, str]]]:
@@ -115,38 +104,71 @@ def _case_columns(tidy: Any, columns: list[str]) -> tuple[dict[str, np.ndarray],
     return out, devs
 
 
-def _needed_columns(handle: _PlanHandle, tidy: Any) -> list[str]:
-    """Case-level columns the analyses read; a missing one is an error at its plan line."""
+# -- the run ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Record:
+    """An analysis as run: what the decision reads (``offers``, ``caveats``) and the claim records."""
+
+    index: int
+    kind: str
+    label: str
+    params: Any
+    result: Any
+    caveats: list[Any]
+    seeds: list[Any]
+    offers: Any
+
+    def claim_entry(self) -> dict[str, Any]:
+        return {"index": self.index, "kind": self.kind, "label": self.label, "params": self.params.model_dump(),
+                "result": self.result, "caveats": self.caveats, "seeds": self.seeds, "offers": self.offers}
+
+
+@dataclass(frozen=True)
+class _Needs:
+    case: list[str]
+    row: list[str]
+
+
+def _plan_key(params: Any, index: int, key: str) -> str:
+    """A :class:`ColumnNeed` key as a plan path: relative to the analysis when it names one of its parameters."""
+    head = key.split(".", 1)[0].split("[", 1)[0]
+    return f"analyses[{index}].{key}" if head in type(params).model_fields else key
+
+
+def _needed_columns(handle: _PlanHandle, tidy: Any, kinds: dict[str, Any]) -> _Needs:
+    """Columns the analyses read (each kind's ``columns()``); a missing one is an error at its plan line."""
     plan = handle.plan
-    need: dict[str, str] = {}
-    for j, s in enumerate(plan.slices):
-        need.setdefault(s.column, f"slices[{j}].column")
+    need: dict[str, tuple[str, str]] = {}  # column -> (plan key, level)
     crit_role = plan.data.columns.critical
     if crit_role is not None:
-        need.setdefault(crit_role, "data.columns.critical")
-    for i, a in enumerate(plan.analyses):
-        if a.kind == "critical_failures":
-            col = crit_role if (a.flag == "critical" and crit_role is not None) else a.flag
-            need.setdefault(col, f"analyses[{i}].flag")
-        if a.kind == "slices":
-            for j, col in enumerate(a.exploratory):
-                need.setdefault(col, f"analyses[{i}].exploratory[{j}]")
-        if a.kind == "clustered_mean" and a.score is not None:
-            if a.score not in tidy.raw:
-                need.setdefault(a.score, f"analyses[{i}].score")
+        need.setdefault(crit_role, ("data.columns.critical", "case"))
+    for i, params in enumerate(plan.analyses):
+        kind = kinds[params.kind]
+        if kind.columns is None:
+            continue
+        for n in kind.columns(params, plan):
+            key, level = need.get(n.column, (_plan_key(params, i, n.key), n.level))
+            need[n.column] = (key, "row" if "row" in (level, n.level) else "case")
     found = ", ".join(tidy.raw)
     problems = [
         handle.diagnostic(key, f"column {col!r} is not in the results", got=col, hint=f"columns found: {found}")
-        for col, key in need.items() if col not in tidy.raw
+        for col, (key, _) in need.items() if col not in tidy.raw
     ]
     if problems:
         raise InputError("the plan names columns the results do not have", problems)
-    return [c for c in need if c in tidy.raw and not any(
-        a.kind == "clustered_mean" and a.score == c for a in plan.analyses)]
+    return _Needs(case=[c for c, (_, lv) in need.items() if lv == "case"],
+                  row=[c for c, (_, lv) in need.items() if lv == "row"])
+
+
+def _primary(records: list[_Record]) -> Any:
+    """The first primary interval offered (the decision's own choice is in its record)."""
+    return next((r.offers.primary for r in records if r.offers.primary is not None), None)
 
 
 def _coverage(plan: Any, checked: Any, outcomes: Any, case_cluster: np.ndarray | None,
-              primary: dict[str, Any] | None, analyses: list[dict[str, Any]]) -> tuple[dict[str, Any], int, str]:
+              primary: Any) -> tuple[dict[str, Any], int, str]:
     """The claim's "what the number covers" block, and the independent units the decision counts."""
     from evalspec.attempts import rule_question
     from evalspec.decision import independent_units
@@ -158,8 +180,8 @@ def _coverage(plan: Any, checked: Any, outcomes: Any, case_cluster: np.ndarray |
     paired_all = has.all(axis=0)
     n_clusters = None
     if case_cluster is not None:
-        in_data = has.any(axis=0) if primary is None else has[[names.index(primary["candidate"]),
-                                                               names.index(primary["baseline"])]].all(axis=0)
+        in_data = has.any(axis=0) if primary is None else has[[names.index(primary.candidate),
+                                                               names.index(primary.baseline)]].all(axis=0)
         n_clusters = int(np.unique(case_cluster[in_data]).size)
     n_units_cases = int(paired_all.sum()) if primary is not None else int(has.any(axis=0).sum())
     units, unit_name = independent_units(n_units_cases, n_clusters)
@@ -177,15 +199,9 @@ def _coverage(plan: Any, checked: Any, outcomes: Any, case_cluster: np.ndarray |
     if tidy.time_range is not None:
         run_dates = {"first": tidy.time_range[0].strftime("%Y-%m-%dT%H:%M:%SZ"),
                      "last": tidy.time_range[1].strftime("%Y-%m-%dT%H:%M:%SZ")}
-    interval = None
-    if primary is not None:
-        interval = {"method": primary["method"], "confidence_level": primary["confidence_level"]}
-    else:
-        for a in analyses:
-            if a["kind"] == "proportion" and a["result"]["candidates"]:
-                first = next(iter(a["result"]["candidates"].values()))
-                interval = {"method": first["method"], "confidence_level": first["confidence_level"]}
-                break
+    interval = None if primary is None else {"method": primary.method, "confidence_level": primary.confidence_level}
+    missing = {name: {"missing": int(m["missing"]), "attempts": int(m["attempts"]), "fraction": float(m["fraction"]),
+                      "policy": str(m["policy"])} for name, m in checked.missing.items()}
     coverage = {
         "dataset": None if plan.data.dataset is None else plan.data.dataset.model_dump(mode="json"),
         "population": plan.population,
@@ -200,7 +216,7 @@ def _coverage(plan: Any, checked: Any, outcomes: Any, case_cluster: np.ndarray |
         "attempt_rule": {"rule": plan.attempts.rule, "k": plan.attempts.k,
                          "question": rule_question(plan.attempts.rule, plan.attempts.k, plan.attempts.repeats)},
         "interval": interval,
-        "missing": checked.missing,
+        "missing": missing,
         "run_dates": run_dates,
     }
     return coverage, units, unit_name
@@ -223,25 +239,61 @@ def _stopping_deviations(plan: Any, coverage: dict[str, Any]) -> list[dict[str, 
     return out
 
 
+def _seeds(records: list[_Record]) -> dict[str, list[dict[str, Any]]]:
+    """Seeds actually used (from each Outcome), and seeds the plan set that no analysis used."""
+    used, unused = [], []
+    for r in records:
+        values = {int(s.seed) for s in r.seeds}
+        used += [{"analysis": r.index, "kind": r.kind, "purpose": s.purpose, "seed": int(s.seed)} for s in r.seeds]
+        for key in sorted(r.params.model_fields_set):
+            value = getattr(r.params, key)
+            if (key == "seed" or key.endswith("_seed")) and isinstance(value, int) and value not in values:
+                unused.append({"analysis": r.index, "kind": r.kind, "key": key, "seed": value})
+    return {"used": used, "declared_unused": unused}
+
+
+def _analyse(handle: _PlanHandle, ctx: Any, kinds: dict[str, Any]) -> list[_Record]:
+    """Run every analysis of the plan the same way: params -> compute -> record."""
+    from evalspec.analyses.context import AnalysisRefused
+
+    records = []
+    for i, params in enumerate(handle.plan.analyses):
+        kind = kinds[params.kind]
+        try:
+            out = kind.compute(ctx, params)
+        except AnalysisRefused as exc:
+            raise InputError(f"analyses[{i}] ({params.kind}) cannot run on these results",
+                             [handle.diagnostic(f"analyses[{i}]", f"{params.kind}: {exc}")]) from None
+        records.append(_Record(index=i, kind=params.kind, label=params.label or params.kind, params=params,
+                               result=out.result, caveats=list(out.caveats), seeds=list(out.seeds),
+                               offers=out.offers))
+    return records
+
+
 def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict[str, Any]:
-    """Run the plan at ``plan_path`` and return the claim record (nothing is written)."""
-    from evalspec.analyses.context import AnalysisContext, AnalysisRefused, Repeats
+    """Run the plan at ``plan_path`` and return the claim record (nothing is written).
+
+    A pure function of the plan, the results files, the seeds in the plan and
+    ``SOURCE_DATE_EPOCH``: no module-level state is read or written, so two runs in one
+    process or in worker processes give the same claim.
+    """
+    from evalspec._version import __version__
+    from evalspec.analyses.context import AnalysisContext, Repeats
     from evalspec.analyses.registry import get_kind
     from evalspec.attempts import attempt_columns, reduce_attempts
-    from evalspec.claim import CLAIM_FORMAT, created_time, software_versions
+    from evalspec.claim import created_time, software_versions
+    from evalspec.claim_model import CLAIM_FORMAT, claim_model
     from evalspec.decision import decide
     from evalspec.results import load_results
-    from evalspec.results.readers import forget_codes
 
     handle = load_plan_for_run(plan_path)
     plan = handle.plan
     created = created_time()
-    try:
-        checked = load_results(plan, handle.path, handle.diagnostic)
-        tidy = checked.tidy
-        case_cols, attr_devs = _case_columns(tidy, _needed_columns(handle, tidy))
-    finally:
-        forget_codes()  # the reader's factorizations are no longer needed
+    kinds = {name: get_kind(name) for name in dict.fromkeys(a.kind for a in plan.analyses)}
+    checked = load_results(plan, handle.path, handle.diagnostic)
+    tidy = checked.tidy
+    needs = _needed_columns(handle, tidy, kinds)
+    case_cols, attr_devs = _case_columns(tidy, needs.case)
     names = tidy.candidates
 
     outcomes = reduce_attempts(tidy.cand, tidy.case, tidy.repeat, tidy.passed, n_candidates=len(names),
@@ -251,45 +303,17 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     if tidy.cluster is not None:
         case_cluster = np.zeros(len(tidy.case_ids), dtype=np.int64)
         case_cluster[tidy.case] = tidy.cluster
-    extra_cols = {c: tidy.raw[c] for a in plan.analyses if a.kind == "clustered_mean" and a.score for c in [a.score]}
-    crit = plan.decision.critical_failures
     ctx = AnalysisContext(
         candidates=names, baseline=plan.baseline, case_ids=tidy.case_ids, case_cluster=case_cluster,
         cluster_ids=tidy.cluster_ids, case_columns=case_cols, outcomes=outcomes,
         repeats=Repeats(cand=tidy.cand, case=tidy.case, repeat=tidy.repeat, passed=tidy.passed, score=tidy.score,
-                        columns=extra_cols),
-        confidence_level=plan.decision.confidence_level, goal=plan.decision.goal, margin=plan.decision.margin,
-        planned_repeats=plan.attempts.repeats, slices=list(plan.slices), critical_role=plan.data.columns.critical,
-        critical_max_rate=None if crit is None else crit.max_rate,
-        critical_level=None if crit is None else crit.confidence_level,
-        missing_policy=plan.missing.policy, primary=plan.primary_comparison(),
+                        columns={c: tidy.raw[c] for c in needs.row}),
+        plan=plan,
     )
+    records = _analyse(handle, ctx, kinds)
 
-    analyses: list[dict[str, Any]] = []
-    seeds: list[dict[str, Any]] = []
-    primary: dict[str, Any] | None = None
-    critical: dict[str, Any] | None = None
-    for i, params in enumerate(plan.analyses):
-        kind = get_kind(params.kind)
-        try:
-            res = kind.compute(ctx, params).result
-            result = res.model_dump(mode="json", exclude_none=res.model_config.get("extra") != "allow")
-        except AnalysisRefused as exc:
-            raise InputError(f"analyses[{i}] ({params.kind}) cannot run on these results",
-                             [handle.diagnostic(f"analyses[{i}]", f"{params.kind}: {exc}")]) from None
-        analyses.append({"index": i, "kind": params.kind, "label": params.label or params.kind,
-                         "params": params.model_dump(mode="json"), "result": result})
-        if params.kind == "paired_difference":
-            if result.get("bootstrap") is not None:
-                seeds.append({"analysis": i, "kind": params.kind, "seed": params.seed})
-            if params.primary and primary is None:
-                primary = {"analysis": i, **result}
-        if params.kind == "critical_failures" and critical is None:
-            critical = result
-
-    coverage, units, unit_name = _coverage(plan, checked, outcomes, case_cluster, primary, analyses)
-    decision = decide(plan.decision, primary=primary, critical=critical, units=units, unit_name=unit_name,
-                      missing=checked.missing)
+    coverage, units, unit_name = _coverage(plan, checked, outcomes, case_cluster, _primary(records))
+    decision = decide(plan, records, units=units, unit_name=unit_name, missing=checked.missing)
 
     digest = plan_hash(handle)
     lock, changed = lock_status(handle, digest)
@@ -307,9 +331,7 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     plan_dir = handle.path.parent
     data_files = [{"path": _rel(Path(f.path), plan_dir), "sha256": f.sha256, "rows": f.rows, "format": f.format}
                   for f in tidy.files]
-    from evalspec._version import __version__
-
-    return {
+    claim = claim_model().model_validate({
         "claim_format": CLAIM_FORMAT,
         "evalspec_version": __version__,
         "created": created,
@@ -321,13 +343,15 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
         },
         "data": {"files": data_files},
         "software": software_versions(),
-        "seeds": seeds,
+        "seeds": _seeds(records),
         "coverage": coverage,
-        "analyses": analyses,
+        "analyses": [r.claim_entry() for r in records],
         "decision": decision,
-        "deviations": deviations,
-        "systematic_limits": {"stated": list(plan.systematic_limits), "detected": list(checked.detected)},
-    }
+        "deviations": [{"code": d["code"], "message": d["message"]} for d in deviations],
+        "systematic_limits": {"stated": list(plan.systematic_limits),
+                              "detected": [{"code": d["code"], "message": d["message"]} for d in checked.detected]},
+    })
+    return dict(claim.model_dump(mode="json", exclude={"integrity"}))
 
 
 def default_out_dir(plan_path: str | Path) -> Path:

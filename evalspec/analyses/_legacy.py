@@ -15,6 +15,7 @@ from pydantic import ConfigDict
 
 from evalspec.analyses.contract import (
     AnalysisKind,
+    ColumnNeed,
     CriticalStatus,
     Offers,
     Outcome,
@@ -55,6 +56,19 @@ def _offers(kind: str, params: Any, result: dict[str, Any]) -> tuple[Offers, lis
     return Offers(), seeds
 
 
+def _columns(kind: str, params: Any, plan: Any) -> list[ColumnNeed]:
+    if kind == "critical_failures":
+        role = plan.data.columns.critical
+        return [ColumnNeed(column=role if (params.flag == "critical" and role is not None) else params.flag,
+                           key="flag")]
+    if kind == "slices":
+        declared = {s.name: (j, s) for j, s in enumerate(plan.slices)}
+        out = [ColumnNeed(column=declared[n][1].column, key=f"slices[{declared[n][0]}].column")
+               for n in (params.names if params.names is not None else list(declared)) if n in declared]
+        return out + [ColumnNeed(column=c, key=f"exploratory[{j}]") for j, c in enumerate(params.exploratory)]
+    return []
+
+
 def legacy_kind(name: str, params: type[Any], fn: Any) -> AnalysisKind:
     """An :class:`AnalysisKind` around a dict-returning implementation."""
 
@@ -63,5 +77,8 @@ def legacy_kind(name: str, params: type[Any], fn: Any) -> AnalysisKind:
         offers, seeds = _offers(name, p, result)
         return Outcome(result=LegacyResult(**result), seeds=seeds, offers=offers)
 
+    def columns(p: Any, plan: Any) -> list[ColumnNeed]:
+        return _columns(name, p, plan)
+
     return AnalysisKind(name=name, params=params, result=LegacyResult, compute=compute,
-                        title=_TITLES.get(name, name.replace("_", " ").capitalize()))
+                        title=_TITLES.get(name, name.replace("_", " ").capitalize()), columns=columns)

@@ -1,21 +1,22 @@
 """What an analysis receives: the case-level table after the attempt rule, and the repeats.
 
 ``evalspec run`` builds one :class:`AnalysisContext` per run and passes it, with the
-analysis's validated parameters, to each registered implementation. The context holds
-arrays only (no files, no plan I/O), so analyses are testable on small hand-made tables
+analysis's validated parameters, to each kind's ``compute``. The context holds arrays and
+the validated plan (no files, no I/O), so analyses are testable on small hand-made tables
 built with :meth:`AnalysisContext.from_arrays`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from evalspec.attempts import CaseOutcomes, reduce_attempts
 
-__all__ = ["AnalysisContext", "AnalysisRefused", "Repeats", "Pair"]
+__all__ = ["AnalysisContext", "AnalysisRefused", "ArrayPlan", "Pair", "Repeats"]
 
 
 class AnalysisRefused(Exception):
@@ -48,13 +49,34 @@ class Pair:
 
 
 @dataclass(frozen=True)
+class ArrayPlan:
+    """The plan sections an analysis may read, for contexts built from arrays (tests, examples).
+
+    Shaped like :class:`evalspec.plan.model.Plan` where analyses read it (``decision``,
+    ``stopping``, ``slices``, ``attempts``, ``missing``, ``data.columns.critical``,
+    :meth:`primary_comparison`).
+    """
+
+    decision: Any
+    stopping: Any
+    slices: list[Any]
+    attempts: Any
+    missing: Any
+    data: Any
+    primary: tuple[str, str] | None = None
+
+    def primary_comparison(self) -> tuple[str, str] | None:
+        return self.primary
+
+
+@dataclass(frozen=True)
 class AnalysisContext:
-    """Everything an analysis may use.
+    """Everything an analysis may use: the data after the attempt rule, and the validated plan.
 
     Attributes
     ----------
     candidates : list of str
-        Candidate names in the plan's order; row ``j`` of ``outcomes.values``.
+        Candidate names in the data's order; row ``j`` of ``outcomes.values``.
     baseline : str or None
     case_ids : ndarray of str
         Case labels; column ``i`` of ``outcomes.values``.
@@ -66,11 +88,9 @@ class AnalysisContext:
         Case outcomes after the attempt rule.
     repeats : Repeats
         Attempt-level rows.
-    confidence_level : float
-        The decision's level, the default of every analysis.
-    goal, margin : str, float or None
-        The decision's goal and margin (equivalence needs a TOST interval).
-    planned_repeats : int
+    plan : Plan or ArrayPlan
+        The validated plan; analyses read its ``decision``, ``stopping``, ``slices`` ... through
+        it (the properties below are shorthands), never a copy.
     """
 
     candidates: list[str]
@@ -81,16 +101,69 @@ class AnalysisContext:
     case_columns: dict[str, np.ndarray]
     outcomes: CaseOutcomes
     repeats: Repeats
-    confidence_level: float = 0.95
-    goal: str = "superiority"
-    margin: float | None = None
-    planned_repeats: int = 1
-    slices: list[Any] = field(default_factory=list)
-    critical_role: str | None = None
-    critical_max_rate: float | None = None
-    missing_policy: str = "count_as_fail"
-    primary: tuple[str, str] | None = None
-    critical_level: float | None = None
+    plan: Any
+
+    # -- the plan, read through -------------------------------------------------------
+    @property
+    def decision(self) -> Any:
+        """The plan's decision block."""
+        return self.plan.decision
+
+    @property
+    def stopping(self) -> Any:
+        """The plan's stopping block."""
+        return self.plan.stopping
+
+    @property
+    def confidence_level(self) -> float:
+        """The decision's level, the default of every analysis."""
+        return float(self.decision.confidence_level)
+
+    @property
+    def goal(self) -> str:
+        return str(self.decision.goal)
+
+    @property
+    def margin(self) -> float | None:
+        return None if self.decision.margin is None else float(self.decision.margin)
+
+    @property
+    def minimum_improvement(self) -> float:
+        return float(self.decision.minimum_improvement)
+
+    @property
+    def slices(self) -> list[Any]:
+        """Declared (confirmatory) slices."""
+        return list(self.plan.slices)
+
+    @property
+    def critical_role(self) -> str | None:
+        """The results column of the ``critical`` role, if the plan names one."""
+        return self.plan.data.columns.critical
+
+    @property
+    def critical_max_rate(self) -> float | None:
+        cf = self.decision.critical_failures
+        return None if cf is None else float(cf.max_rate)
+
+    @property
+    def critical_level(self) -> float | None:
+        cf = self.decision.critical_failures
+        return None if cf is None else float(cf.confidence_level)
+
+    @property
+    def missing_policy(self) -> str:
+        return str(self.plan.missing.policy)
+
+    @property
+    def planned_repeats(self) -> int:
+        return int(self.plan.attempts.repeats)
+
+    @property
+    def primary(self) -> tuple[str, str] | None:
+        """(candidate, baseline) of the plan's primary comparison, if any."""
+        value = self.plan.primary_comparison()
+        return None if value is None else (str(value[0]), str(value[1]))
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -99,10 +172,17 @@ class AnalysisContext:
                     repeat: list[int] | np.ndarray | None = None, clusters: list[str] | None = None,
                     case_columns: dict[str, list[Any]] | None = None, rule: str = "first", k: int | None = None,
                     baseline: str | None = None, score: list[float] | np.ndarray | None = None,
-                    missing_policy: str = "count_as_fail", **kw: Any) -> AnalysisContext:
+                    missing_policy: str = "count_as_fail", plan: Any = None, confidence_level: float = 0.95,
+                    goal: str = "superiority", margin: float | None = None, minimum_improvement: float = 0.0,
+                    minimum_units: int = 1, slices: list[Any] | None = None, critical_role: str | None = None,
+                    critical_max_rate: float | None = None, critical_level: float | None = None,
+                    primary: tuple[str, str] | None = None, planned_repeats: int = 1,
+                    looks: int = 1, stopping_rule: str = "fixed") -> AnalysisContext:
         """A context from plain lists (tests and small examples).
 
-        ``clusters`` gives the cluster label of each *case* (parallel to ``case_ids``).
+        ``clusters`` gives the cluster label of each *case* (parallel to ``case_ids``). The plan
+        is ``plan`` when given, else one built from the keyword settings (the decision's
+        level, goal, margin and critical limit, declared slices, the primary comparison...).
         """
         cand_a = np.asarray(cand, dtype=np.int64)
         case_a = np.asarray(case, dtype=np.int64)
@@ -118,9 +198,32 @@ class AnalysisContext:
         cols = {k2: np.asarray(v, dtype=object) for k2, v in (case_columns or {}).items()}
         reps = Repeats(cand=cand_a, case=case_a, repeat=rep_a, passed=passed_a,
                        score=passed_a if score is None else np.asarray(score, dtype=np.float64))
+        if plan is None:
+            from evalspec.plan.model import (
+                Attempts,
+                Columns,
+                CriticalFailureLimit,
+                Decision,
+                Missing,
+                Stopping,
+            )
+
+            crit = None
+            if critical_max_rate is not None:
+                crit = CriticalFailureLimit.model_construct(
+                    max_rate=critical_max_rate,
+                    confidence_level=critical_level if critical_level is not None else 0.95)
+            decision = Decision.model_construct(goal=goal, minimum_improvement=minimum_improvement, margin=margin,
+                                                confidence_level=confidence_level, critical_failures=crit,
+                                                minimum_units=minimum_units)
+            plan = ArrayPlan(
+                decision=decision, stopping=Stopping.model_construct(rule=stopping_rule, looks=looks),
+                slices=list(slices or []), attempts=Attempts.model_construct(repeats=planned_repeats, rule=rule, k=k),
+                missing=Missing.model_construct(policy=missing_policy),
+                data=SimpleNamespace(columns=Columns.model_construct(critical=critical_role)), primary=primary)
         return cls(candidates=list(candidates), baseline=baseline, case_ids=np.asarray(case_ids, dtype=object),
                    case_cluster=case_cluster, cluster_ids=cluster_ids, case_columns=cols, outcomes=out,
-                   repeats=reps, missing_policy=missing_policy, **kw)
+                   repeats=reps, plan=plan)
 
     # -- access -------------------------------------------------------------------------
     def index(self, name: str) -> int:

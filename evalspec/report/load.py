@@ -1,9 +1,10 @@
 """Read a claim record from disk, with located errors for files that are not claims.
 
-The report renders whatever a well-formed claim holds, so the checks here are the minimum
-that makes rendering meaningful: the file exists, is UTF-8 JSON, is an object, says
-``claim_format: 1`` and has a ``decision``. Each failure is an :class:`~evalspec.errors.InputError`
-(exit code 2) naming the file, the place, and what to do.
+The file must exist, be UTF-8 JSON, be an object, say the ``claim_format`` this evalspec
+reads, and validate against the claim model (:mod:`evalspec.claim_model`), so a hand-edited
+claim with a wrong inner type is refused with the key path named instead of crashing a plot
+or a template. Each failure is an :class:`~evalspec.errors.InputError` (exit code 2) naming
+the file, the place, and what to do.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any
 
 from evalspec.errors import Diagnostic, InputError
 
-__all__ = ["SUPPORTED_FORMATS", "load_claim"]
+__all__ = ["SUPPORTED_FORMATS", "load_claim", "validate_claim"]
 
-SUPPORTED_FORMATS = (1,)
+SUPPORTED_FORMATS = (2,)
 
 
 def _fail(path: Path, message: str, *, line: int | None = None, col: int | None = None,
@@ -66,13 +67,60 @@ def load_claim(path: str | Path) -> dict[str, Any]:
     if "claim_format" not in claim:
         raise _fail(path, "is JSON but not a claim record", key="claim_format",
                     hint="missing key; is this a plan, a lock file or results? give the claim.json from `evalspec run`")
-    if claim["claim_format"] not in SUPPORTED_FORMATS:
-        raise _fail(path, f"claim format not supported by this evalspec (supports {SUPPORTED_FORMATS})",
-                    key="claim_format", got=claim["claim_format"], hint="upgrade evalspec or re-run the plan")
-    for key, kind in (("decision", dict), ("plan", dict), ("analyses", list)):
-        if key in claim and not isinstance(claim[key], kind):
-            raise _fail(path, f"must be a JSON {'object' if kind is dict else 'array'}", key=key,
-                        got=type(claim[key]).__name__)
+    fmt = claim["claim_format"]
+    if fmt not in SUPPORTED_FORMATS:
+        wrote = claim.get("evalspec_version")
+        by = f" (written by evalspec {wrote})" if isinstance(wrote, str) else ""
+        raise _fail(path, f"is a claim of format {fmt!r}{by}; this evalspec reads claim format "
+                    f"{', '.join(map(str, SUPPORTED_FORMATS))}", key="claim_format", got=fmt,
+                    hint="re-run its plan with this evalspec (`evalspec run PLAN`) to write a claim it can report on")
     if "decision" not in claim:
         raise _fail(path, "the claim has no decision", key="decision", hint="re-run `evalspec run` to write a complete claim")
-    return claim
+    return validate_claim(claim, path)
+
+
+def _key_path(loc: tuple[Any, ...], claim: Any) -> str:
+    """A pydantic error location as a key path of the JSON document (union tags dropped)."""
+    out = ""
+    cur = claim
+    for item in loc:
+        if isinstance(item, int) and isinstance(cur, list):
+            out += f"[{item}]"
+            cur = cur[item] if 0 <= item < len(cur) else None
+        elif isinstance(cur, dict) and item in cur:
+            out += f".{item}" if out else str(item)
+            cur = cur[item]
+        elif isinstance(cur, dict) and (cur.get("kind") == item or item == "__other__"):
+            continue  # the tag of the analysis-record union
+        else:
+            out += f".{item}" if out else str(item)
+            cur = None
+    return out
+
+
+def validate_claim(claim: dict[str, Any], path: str | Path = "claim.json") -> dict[str, Any]:
+    """``claim`` checked against the claim model, as the JSON-ready dict the templates read.
+
+    Raises :class:`InputError` listing each problem at its key path (``analyses[1].result.low``).
+    """
+    from pydantic import ValidationError
+
+    from evalspec.claim_model import claim_model
+
+    import json
+
+    try:  # strict: a number written as text is an error, not silently converted
+        model = claim_model().model_validate_json(json.dumps(claim), strict=True)
+    except ValidationError as exc:
+        diags = []
+        for err in exc.errors()[:20]:
+            key = _key_path(tuple(err.get("loc", ())), claim)
+            got = err.get("input")
+            has_got = not isinstance(got, (dict, list))
+            diags.append(Diagnostic(file=str(path), key=key or None, message=str(err.get("msg")),
+                                    got=got if has_got else None, has_got=has_got,
+                                    hint="the claim was edited by hand or is damaged; re-run `evalspec run` to "
+                                    "write it again"))
+        raise InputError(f"{path}: not a valid claim record ({exc.error_count()} problem"
+                         f"{'s' if exc.error_count() != 1 else ''})", diags) from None
+    return dict(model.model_dump(mode="json"))

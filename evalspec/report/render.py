@@ -88,6 +88,8 @@ def _plots(view: ReportView) -> dict[str, Any]:
                 rows, "Pass rate (%), with its interval", key=f"fp{a.get('index')}",
                 title="Pass rate of each candidate with its interval"))
             if j == 0 and not out.get("decision_line"):  # page 1 shows it too: its own copy, its own ids
+                view.page1_level = next((v.get("confidence_level") for v in cands.values() if isinstance(v, dict)),
+                                        None)
                 out["page1-forest"] = Markup(plots.forest_svg(
                     rows, "Pass rate (%), with its interval", key="fpfirst",
                     title="Pass rate of each candidate with its interval"))
@@ -130,7 +132,7 @@ def render_html(claim: dict[str, Any], medium: str = "screen", *, with_plots: bo
     view = build_view(claim, medium)
     template = _env().get_template(_TEMPLATE)
     return template.render(c=claim, v=view, plots=_plots(view) if with_plots else {},
-                           generic_layout=generic_layout, title_of=title_of)
+                           generic_layout=generic_layout, title_of=title_of, medium=medium)
 
 
 def render_pdf_bytes(html: str) -> bytes:

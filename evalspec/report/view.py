@@ -13,45 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["KNOWN_KINDS", "SECTION_TITLES", "VERDICTS", "ReportView", "build_view", "generic_layout", "title_of"]
+from evalspec.decision import VERDICTS
 
-#: verdict code -> (short label, tone). Tone drives the verdict band's style; the label
-#: carries the meaning in words so the page reads the same in greyscale.
-VERDICTS: dict[str, tuple[str, str]] = {
-    "worth_acting_on": ("Worth acting on", "good"),
-    "too_small": ("Gain may be too small to act on", "caution"),
-    "no_material_gain": ("No material gain", "neutral"),
-    "inconclusive": ("Inconclusive", "caution"),
-    "regression": ("Regression", "bad"),
-    "non_inferior": ("Non-inferior within the margin", "good"),
-    "not_non_inferior": ("Non-inferiority not shown", "bad"),
-    "equivalent": ("Equivalent within the margin", "good"),
-    "not_equivalent": ("Equivalence not shown", "caution"),
-    "blocked": ("Blocked by the critical-failure limit", "bad"),
-    "too_few_units": ("Too few independent units for a verdict", "caution"),
-    "no_comparison": ("No comparison planned", "neutral"),
-}
+__all__ = ["VERDICTS", "ReportView", "build_view", "generic_layout", "section_template", "title_of"]
 
 GOALS = {"superiority": "superiority (a gain worth acting on)",
          "non_inferiority": "non-inferiority (no loss beyond the margin)",
          "equivalence": "equivalence (within the margin either way)"}
 
-#: analysis kinds with a dedicated section; others get a generic key/value section.
-KNOWN_KINDS = ("proportion", "paired_difference", "critical_failures", "run_variation", "slices",
-               "clustered_mean", "bayesian_profile", "background_temperature")
-
-SLOT_TITLES = {"bayesian_profile": "Bayesian profile", "background_temperature": "Background temperature"}
-
-#: section title of each analysis kind with a dedicated section, in the report's order.
-SECTION_TITLES = {
-    "proportion": "Each candidate's pass rate",
-    "paired_difference": "Paired comparison",
-    "critical_failures": "Critical failures",
-    "slices": "Slices",
-    "run_variation": "Run-to-run variation",
-    "clustered_mean": "Mean score with clustered standard errors",
-    **SLOT_TITLES,
-}
+#: The section template of analysis kinds without their own (``templates/sections/<kind>.html.j2``).
+GENERIC_SECTION = "sections/generic.html.j2"
 
 
 @dataclass
@@ -76,10 +47,16 @@ class ReportView:
     verdict_tone: str
     goal_text: str
     primary: dict[str, Any] | None
+    sections: list[dict[str, Any]] = field(default_factory=list)
+    titles: dict[int, str] = field(default_factory=dict)
+    templates: dict[int, str] = field(default_factory=dict)
     paired: list[dict[str, Any]] = field(default_factory=list)
     by_kind: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    generic: list[dict[str, Any]] = field(default_factory=list)
     critical: list[dict[str, Any]] = field(default_factory=list)
+    verdict_caveats: list[dict[str, Any]] = field(default_factory=list)
+    seeds_used: list[dict[str, Any]] = field(default_factory=list)
+    seeds_unused: list[dict[str, Any]] = field(default_factory=list)
+    page1_level: float | None = None
     case_lists: dict[int, list[CaseList]] = field(default_factory=dict)
     deviations: list[dict[str, Any]] = field(default_factory=list)
     stated_limits: list[str] = field(default_factory=list)
@@ -105,7 +82,7 @@ def build_view(claim: dict[str, Any], medium: str = "screen", *, body_cap: int =
     Parameters
     ----------
     claim : dict
-        The claim record (``claim.json``), already parsed.
+        The claim record (``claim.json``), parsed and validated (:func:`evalspec.report.load_claim`).
     medium : {"screen", "print"}
         ``"print"`` caps the case appendix at ``print_appendix_cap`` rows per list (the PDF
         says where the full list is); ``"screen"`` lists every case.
@@ -119,23 +96,28 @@ def build_view(claim: dict[str, Any], medium: str = "screen", *, body_cap: int =
     label, tone = VERDICTS.get(code, (code.replace("_", " ").capitalize() or "No verdict recorded", "neutral"))
     analyses = [a for a in _items(claim.get("analyses")) if isinstance(a, dict)]
     by_kind: dict[str, list[dict[str, Any]]] = {}
-    generic = []
     for a in analyses:
-        kind = str(a.get("kind"))
-        by_kind.setdefault(kind, []).append(a)
-        if kind not in KNOWN_KINDS:
-            generic.append(a)
+        by_kind.setdefault(str(a.get("kind")), []).append(a)
     appendix_cap = print_appendix_cap if medium == "print" else None
     view = ReportView(
         claim=claim, medium=medium, verdict_code=code, verdict_label=label, verdict_tone=tone,
         goal_text=GOALS.get(str(decision.get("goal")), str(decision.get("goal") or "")),
-        primary=_mapping(decision.get("primary")) or None,
-        paired=by_kind.get("paired_difference", []), by_kind=by_kind, generic=generic,
+        primary=_mapping(decision.get("primary")) or None, by_kind=by_kind,
         body_cap=body_cap, appendix_cap=appendix_cap,
     )
-    view.critical = _critical_rows(by_kind.get("critical_failures", []))
-    for a in view.paired:
-        view.case_lists[int(a.get("index", 0))] = _case_lists(_mapping(a.get("result")), body_cap, appendix_cap)
+    view.sections = sorted(analyses, key=lambda a: (_kind_order(str(a.get("kind"))), int(a.get("index") or 0)))
+    for a in view.sections:
+        i = int(a.get("index") or 0)
+        view.titles[i] = title_of(a)
+        view.templates[i] = section_template(str(a.get("kind")))
+        if _mapping(a.get("result")).get("disagreements"):
+            view.paired.append(a)
+            view.case_lists[i] = _case_lists(_mapping(a.get("result")), body_cap, appendix_cap)
+    view.critical = [_critical_row(c) for c in _items(decision.get("critical")) if isinstance(c, dict)]
+    view.verdict_caveats = [c for c in _items(decision.get("caveats")) if isinstance(c, dict)]
+    seeds = _mapping(claim.get("seeds"))
+    view.seeds_used = [s for s in _items(seeds.get("used")) if isinstance(s, dict)]
+    view.seeds_unused = [s for s in _items(seeds.get("declared_unused")) if isinstance(s, dict)]
     view.deviations = [d for d in _items(claim.get("deviations")) if isinstance(d, dict)]
     limits = _mapping(claim.get("systematic_limits"))
     view.stated_limits = [str(s) for s in _items(limits.get("stated"))]
@@ -145,38 +127,50 @@ def build_view(claim: dict[str, Any], medium: str = "screen", *, body_cap: int =
     return view
 
 
+def _kind_order(kind: str) -> int:
+    from evalspec.claim_model import kind_info
+
+    return kind_info(kind)[1]
+
+
+def section_template(kind: str) -> str:
+    """``sections/<kind>.html.j2`` when it exists, else the generic section."""
+    from evalspec._resources import templates_dir
+
+    name = f"sections/{kind}.html.j2"
+    return name if (templates_dir() / name).is_file() else GENERIC_SECTION
+
+
 def title_of(analysis: dict[str, Any]) -> str:
-    """The heading of an analysis section (paired comparisons name their two candidates)."""
+    """The heading of an analysis section (a comparison names its two candidates)."""
+    from evalspec.claim_model import kind_info
+
     kind = str(analysis.get("kind"))
-    if kind == "paired_difference":
-        res = _mapping(analysis.get("result"))
-        return f"Paired comparison: {res.get('candidate')} against {res.get('baseline')}"
-    return SECTION_TITLES.get(kind) or str(analysis.get("label") or kind)
+    title = kind_info(kind)[0] if kind_info(kind)[0] else str(analysis.get("label") or kind)
+    res = _mapping(analysis.get("result"))
+    if isinstance(res.get("candidate"), str) and isinstance(res.get("baseline"), str):
+        return f"{title}: {res['candidate']} against {res['baseline']}"
+    label = analysis.get("label")
+    if isinstance(label, str) and label and label != kind and label != title:
+        return f"{title}: {label}"
+    return title
 
 
 def _toc(view: ReportView) -> list[tuple[str, str]]:
     """(anchor, title) of every section after page 1, in the order the template writes them."""
     out = [("coverage", "What the number covers")]
-    for kind in SECTION_TITLES:
-        out += [(f"analysis-{a.get('index')}", title_of(a)) for a in view.by_kind.get(kind, [])]
-    out += [(f"analysis-{a.get('index')}", title_of(a)) for a in view.generic]
+    out += [(f"analysis-{a.get('index')}", view.titles[int(a.get("index") or 0)]) for a in view.sections]
     out += [("deviations", "Deviations from the plan"), ("reproducibility", "Reproducibility")]
-    if view.paired:
+    if view.case_lists:
         out.append(("appendix-cases", "Appendix: disagreeing cases"))
     out.append(("appendix-plan", "Appendix: the plan as registered"))
     return out
 
 
-def _critical_rows(analyses: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = []
-    for a in analyses:
-        result = _mapping(a.get("result"))
-        for name, c in _mapping(result.get("candidates")).items():
-            c = _mapping(c)
-            within = c.get("within_limit")
-            status = ("within limit" if within is True else "limit not met" if within is False else "no limit set")
-            rows.append({"candidate": name, "flag": result.get("flag"), **c, "status": status})
-    return rows
+def _critical_row(c: dict[str, Any]) -> dict[str, Any]:
+    within = c.get("within_limit")
+    status = ("within limit" if within is True else "limit not met" if within is False else "no limit set")
+    return {**c, "status": status}
 
 
 def _case_lists(result: dict[str, Any], body_cap: int, appendix_cap: int | None) -> list[CaseList]:

@@ -50,8 +50,7 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_RESULTS_BYTES
 
-__all__ = ["RawFile", "read_file", "read_bytes", "detect_format", "FORMATS", "READERS", "known_codes",
-           "remember_codes", "forget_codes", "regular_file_problem"]
+__all__ = ["RawFile", "read_file", "read_bytes", "detect_format", "FORMATS", "READERS", "regular_file_problem"]
 
 #: Formats the run step reads, by file extension.
 FORMATS: dict[str, str] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -208,8 +207,7 @@ def _arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarr
     """A pyarrow column as an object array of plain values (``None`` for nulls).
 
     Simple types are dictionary-encoded in Arrow (fast, in C), the distinct values
-    converted once and expanded by a NumPy take; the codes are remembered
-    (:func:`remember_codes`) so that typing the column later costs nothing. Binary is
+    converted once and expanded by a NumPy take. Binary is
     decoded as UTF-8, timestamps and dates become ISO 8601 text, nested values Python
     lists and dicts.
     """
@@ -256,8 +254,6 @@ def _arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarr
         values = [_number(v) for v in values]
     uniques[:] = values
     out = np.append(uniques, None)[codes]
-    if len(set(map(_key, values))) == len(values):  # distinct floats can become one int
-        remember_codes(out, codes, uniques)
     return out
 
 
@@ -281,30 +277,6 @@ def _binary_as_text(col: Any, display: str, unit: str) -> Any:
                     file=display, line=i + 1, message="a binary value is not UTF-8 text",
                     got=value[:40], has_got=True, hint="store identifiers and labels as text")]) from None
     return col.cast(pa.string())  # pragma: no cover - every value decoded above
-
-
-#: id(array) -> (array, codes, uniques): factorizations known from reading.
-_CODES: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-
-
-def remember_codes(arr: np.ndarray, codes: np.ndarray, uniques: np.ndarray) -> None:
-    """Remember that ``arr == uniques[codes]`` (code -1 = missing) for :func:`known_codes`."""
-    if len(_CODES) > 256:
-        _CODES.clear()
-    _CODES[id(arr)] = (arr, codes, uniques)
-
-
-def forget_codes() -> None:
-    """Drop the remembered factorizations (they hold the columns alive)."""
-    _CODES.clear()
-
-
-def known_codes(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(codes, uniques)`` of ``arr`` if it was factorized while reading, else None."""
-    hit = _CODES.get(id(arr))
-    if hit is not None and hit[0] is arr:
-        return hit[1], hit[2]
-    return None
 
 
 # -- JSONL --------------------------------------------------------------------------------
@@ -512,12 +484,7 @@ def _typed(codes: np.ndarray, texts: list[str]) -> np.ndarray:
     """``_csv_value`` of each distinct text, expanded by ``codes``; the codes are remembered."""
     typed = np.empty(len(texts), dtype=object)
     typed[:] = [_csv_value(t) for t in texts]
-    out = np.append(typed, None)[codes]
-    # distinct texts can type to equal values ("1" and "1.0"); remember codes only when they stay distinct
-    values = typed.tolist()
-    if len(set(map(_key, values))) == len(values) and None not in values:
-        remember_codes(out, codes, typed)
-    return out
+    return np.append(typed, None)[codes]
 
 
 def _read_csv_python(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray]:

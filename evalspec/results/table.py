@@ -21,7 +21,7 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_LABEL_CHARS, MAX_ROWS, MAX_SLICE_LEVELS
-from evalspec.results.readers import RawFile, known_codes
+from evalspec.results.readers import RawFile
 
 __all__ = ["Tidy", "FileInfo", "build_table", "located", "factorize", "missing_mask", "MAX_LISTED", "MAX_REPEAT",
            "MAX_ABS_SCORE", "plan_columns"]
@@ -149,10 +149,7 @@ class _Concat:
 
 
 def _factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, uniques)`` of an object column; code -1 = None/NaN (known codes reused)."""
-    known = known_codes(col)
-    if known is not None:
-        return known
+    """``(codes, uniques)`` of an object column; code -1 = None/NaN."""
     return factorize(col)
 
 

@@ -93,7 +93,7 @@ def superiority_claim() -> dict[str, Any]:
     contributions.sort(key=lambda r: (-abs(r["net"]), r["cluster"]))
     level = 0.95
     return {
-        "claim_format": 1,
+        "claim_format": 2,
         "evalspec_version": "0.1.0",
         "created": "2026-11-29T12:00:00Z",
         "command": ["evalspec", "run", "examples/policy-migration/plan.yaml"],
@@ -114,7 +114,8 @@ def superiority_claim() -> dict[str, Any]:
                             "sha256": "sha256:9a8b7c6d5e4f30211203f4e5d6c7b8a9f0e1d2c3b4a5968778695a4b3c2d1e0f",
                             "rows": 200, "format": "jsonl"}]},
         "software": {"python": "3.11.7", "evalspec": "0.1.0", "numpy": "2.1.3", "scipy": "1.14.1"},
-        "seeds": [{"analysis": 1, "kind": "paired_difference", "seed": 7}],
+        "seeds": {"used": [{"analysis": 1, "kind": "paired_difference", "purpose": "cluster bootstrap resamples", "seed": 7}],
+                  "declared_unused": []},
         "coverage": {
             "dataset": {"name": "policy-qa", "split": "Q3 2026 traffic sample", "version": "2026-09-30"},
             "population": "English customer-policy questions, Q3 2026 traffic sample (fictional)",
@@ -325,7 +326,7 @@ def single_candidate_claim() -> dict[str, Any]:
         {"index": 5, "kind": "background_temperature", "label": "background_temperature", "params": {"kind": "background_temperature"},
          "result": {"T_bg": 0.31, "low": 0.22, "high": 0.44, "method": "profile likelihood", "confidence_level": 0.95}},
     ]
-    claim["seeds"] = []
+    claim["seeds"] = {"used": [], "declared_unused": []}
     claim["decision"] = {"goal": "superiority", "verdict": "no_comparison",
                          "headline": "No comparison was planned: this report characterises one model; it does not recommend a change.",
                          "reasons": ["The plan names one candidate and no paired comparison."],
@@ -337,6 +338,31 @@ def single_candidate_claim() -> dict[str, Any]:
                                   "detected": [{"code": "version_change", "message": "M: two model versions served (2026-05-01: 900 rows, 2026-05-09: 100 rows)."}]}
     claim["command"] = ["evalspec", "run", "examples/repeated-trials/plan.yaml"]
     return claim
+
+
+def real_claim_file(folder: Path, example: str) -> Path:
+    """Run ``examples/<example>`` in a copy under ``folder`` and return its claim.json (a real claim)."""
+    import os
+    import shutil
+
+    from evalspec.claim import dumps
+    from evalspec.run import run_plan
+
+    root = Path(__file__).resolve().parents[2] / "examples" / example
+    work = folder / example
+    shutil.copytree(root, work, ignore=shutil.ignore_patterns("out", ".evalspec", "*.lock", "plan.lock.json"))
+    old = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = "1796299200"
+    try:
+        claim = run_plan(work / "plan.yaml")
+    finally:
+        if old is None:
+            os.environ.pop("SOURCE_DATE_EPOCH", None)
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = old
+    path = work / "claim.json"
+    path.write_text(dumps(claim), encoding="utf-8")
+    return path
 
 
 def load_fixture(name: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from report_claims import FIXTURES
+from report_claims import real_claim_file
 
 from evalspec.cli import cli
 
@@ -18,25 +18,36 @@ def _invoke(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def test_html_only_into_out_folder(tmp_path: Path) -> None:
-    res = _invoke("report", str(FIXTURES / "superiority.json"), "--format", "html", "--out", str(tmp_path / "r"))
+@pytest.fixture(scope="module")
+def real(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """claim.json of the policy-migration example, written by `evalspec run`."""
+    return real_claim_file(tmp_path_factory.mktemp("claim"), "policy-migration")
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return real_claim_file(tmp_path_factory.mktemp("claim1"), "repeated-trials")
+
+
+def test_html_only_into_out_folder(tmp_path: Path, real: Path) -> None:
+    res = _invoke("report", str(real), "--format", "html", "--out", str(tmp_path / "r"))
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["report.html"]  # no temp files left
     assert "wrote" in res.output and "report.html" in res.output
 
 
-def test_default_out_is_the_claim_folder(tmp_path: Path) -> None:
+def test_default_out_is_the_claim_folder(tmp_path: Path, single: Path) -> None:
     claim = tmp_path / "claim.json"
-    claim.write_bytes((FIXTURES / "single_candidate.json").read_bytes())
+    claim.write_bytes(single.read_bytes())
     res = _invoke("report", str(claim), "--format", "html")
     assert res.exit_code == 0, res.output
     assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
-def test_rewrite_replaces_the_file_atomically(tmp_path: Path) -> None:
+def test_rewrite_replaces_the_file_atomically(tmp_path: Path, real: Path) -> None:
     out = tmp_path / "r"
     for _ in range(2):
-        assert _invoke("report", str(FIXTURES / "superiority.json"), "--format", "html", "--out", str(out)).exit_code == 0
+        assert _invoke("report", str(real), "--format", "html", "--out", str(out)).exit_code == 0
     assert [p.name for p in out.iterdir()] == ["report.html"]
 
 
@@ -47,9 +58,10 @@ def test_rewrite_replaces_the_file_atomically(tmp_path: Path) -> None:
         ('{"claim_format": 1, "decision": {', "is not valid JSON"),
         ("[1, 2]", "not a claim record"),
         ('{"evalspec": 1, "id": "a-plan"}', "claim_format: is JSON but not a claim record"),
-        ('{"claim_format": 99, "decision": {}}', "claim format not supported"),
-        ('{"claim_format": 1}', "decision: the claim has no decision"),
-        ('{"claim_format": 1, "decision": [], "plan": {}}', "decision: must be a JSON object"),
+        ('{"claim_format": 99, "decision": {}}', "is a claim of format 99; this evalspec reads claim format 2"),
+        ('{"claim_format": 1, "decision": {}}', "is a claim of format 1; this evalspec reads claim format 2"),
+        ('{"claim_format": 2}', "decision: the claim has no decision"),
+        ('{"claim_format": 2, "decision": [], "plan": {}}', "decision: Input should be"),
         (b"\xff\xfe\x00", "is not UTF-8 text"),
     ],
 )
@@ -75,15 +87,15 @@ def test_json_error_has_line_and_column(tmp_path: Path) -> None:
     assert f"{path}:3:15: is not valid JSON" in res.stderr
 
 
-def test_out_that_is_a_file_is_refused(tmp_path: Path) -> None:
+def test_out_that_is_a_file_is_refused(tmp_path: Path, real: Path) -> None:
     afile = tmp_path / "x"
     afile.write_text("", encoding="utf-8")
-    res = CliRunner().invoke(cli, ["report", str(FIXTURES / "superiority.json"), "--out", str(afile)])
+    res = CliRunner().invoke(cli, ["report", str(real), "--out", str(afile)])
     assert res.exit_code == 2
 
 
-def test_unknown_format_is_a_usage_error() -> None:
-    res = CliRunner().invoke(cli, ["report", str(FIXTURES / "superiority.json"), "--format", "docx"])
+def test_unknown_format_is_a_usage_error(real: Path) -> None:
+    res = CliRunner().invoke(cli, ["report", str(real), "--format", "docx"])
     assert res.exit_code == 2
     assert "docx" in res.output
 
@@ -110,14 +122,14 @@ def test_report_package_imports_no_statistics_code() -> None:
                 assert not name.startswith(forbidden), f"{module.name} imports {name}"
 
 
-def test_report_files_get_ordinary_permissions(tmp_path: Path) -> None:
+def test_report_files_get_ordinary_permissions(tmp_path: Path, real: Path) -> None:
     """Atomic writes must not leave mkstemp's 0600: a shared report has to be readable."""
     import os
     import stat
 
     mask = os.umask(0o022)
     try:
-        res = _invoke("report", str(FIXTURES / "superiority.json"), "--format", "html", "--out", str(tmp_path))
+        res = _invoke("report", str(real), "--format", "html", "--out", str(tmp_path))
     finally:
         os.umask(mask)
     assert res.exit_code == 0
@@ -134,3 +146,41 @@ def test_missing_tools_skip_locally_and_fail_in_ci(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("EVALSPEC_REQUIRE_TOOLS", "1")
     with pytest.raises(pytest.fail.Exception, match="EVALSPEC_REQUIRE_TOOLS=1"):
         require_tool("chromium")
+
+
+#: Inner-type edits of a real claim (issue 13's crash signatures: a number as text, a list as a
+#: mapping, a mapping as a number...) and the key path each must be refused at.
+MUTATIONS = [
+    (("analyses", 0, "result", "candidates", "A", "low"), "0.7", "analyses[0].result.candidates.A.low"),
+    (("analyses", 0, "result", "candidates"), [1, 2], "analyses[0].result.candidates"),
+    (("analyses", 1, "result", "estimate"), {"x": 1}, "analyses[1].result.estimate"),
+    (("analyses", 1, "result", "table", "b"), "eight", "analyses[1].result.table.b"),
+    (("analyses", 1, "result", "disagreements", "candidate_only"), {"case": "c1"},
+     "analyses[1].result.disagreements.candidate_only"),
+    (("analyses", 1, "result", "clusters", "contributions", 0, "net"), "lots",
+     "analyses[1].result.clusters.contributions[0].net"),
+    (("analyses", 0, "caveats"), "none", "analyses[0].caveats"),
+    (("decision", "primary", "low"), None, "decision.primary.low"),
+    (("decision", "reasons"), "because", "decision.reasons"),
+    (("decision", "critical", 0, "upper_bound"), "high", "decision.critical[0].upper_bound"),
+    (("coverage", "cases", "paired"), "100", "coverage.cases.paired"),
+    (("coverage", "candidates", "A", "versions_seen"), ["v1"], "coverage.candidates.A.versions_seen"),
+    (("seeds", "used"), 7, "seeds.used"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "key"), MUTATIONS, ids=[m[2] for m in MUTATIONS])
+def test_hand_edited_claim_with_wrong_inner_types_is_refused_at_the_key(tmp_path: Path, real: Path, path: tuple,
+                                                                         value: object, key: str) -> None:
+    claim = json.loads(real.read_text(encoding="utf-8"))
+    node = claim
+    for step in path[:-1]:
+        node = node[step]
+    node[path[-1]] = value
+    edited = tmp_path / "claim.json"
+    edited.write_text(json.dumps(claim), encoding="utf-8")
+    res = CliRunner().invoke(cli, ["report", str(edited), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2, res.output
+    assert f"{edited}: {key}:" in res.stderr, res.stderr
+    assert "Traceback" not in res.output + res.stderr
+    assert not (tmp_path / "o").exists()

@@ -95,8 +95,13 @@ def test_seed_000_reproduced(claims: dict) -> None:
     assert sum(c["net"] for c in paired["clusters"]["contributions"]) == 4
     assert paired["bootstrap"]["seed"] == 7 and paired["bootstrap"]["units"] == "clusters"
     assert paired["low"] < 0.03 < paired["high"]
-    # exact McNemar of 8 vs 4: 2 * P(Bin(12, 1/2) <= 4) = 794/2048 (closed form)
-    assert paired["mcnemar"]["pvalue"] == pytest.approx(794 / 2048, abs=1e-12)
+    # cases share documents, so McNemar is the clustered version (issue 8); the exact test of 8 vs 4 ignoring
+    # the clusters would give 2 * P(Bin(12, 1/2) <= 4) = 794/2048
+    from evalspec.stats import clustered_mcnemar
+
+    assert paired["mcnemar"]["clustered"] is True
+    assert 0 < paired["mcnemar"]["pvalue"] < 1 and paired["mcnemar"]["pvalue"] != pytest.approx(794 / 2048)
+    assert callable(clustered_mcnemar)
     cov = claim["coverage"]
     assert cov["cases"]["paired"] == 100 and cov["clusters"] == 20
     assert cov["attempt_rule"]["rule"] == "first"
@@ -130,8 +135,15 @@ def test_support_triage(claims: dict) -> None:
     assert slices[1]["label"] == "exploratory"
     assert claim["coverage"]["repeats"] == {"planned": 5, "observed_min": 5, "observed_max": 5}
     assert claim["coverage"]["attempt_rule"]["rule"] == "majority"
-    assert claim["decision"]["verdict"] == "worth_acting_on"
-    assert claim["decision"]["primary"]["low"] >= 0.03
+    # issue 8: a critical ticket fails if any of its five attempts failed (not after the majority rule); then
+    # A has 2 of 88 failed critical tickets, 7.0 % bound as if independent, wider with tickets sharing accounts:
+    # the 5 % limit blocks, although the gain itself clears the minimum improvement
+    crit = kinds["critical_failures"]["candidates"]["A"]
+    assert (crit["critical_cases"], crit["failures"]) == (88, 2)
+    assert crit["upper_bound_independent"] == pytest.approx(0.0698, abs=5e-4)
+    assert crit["upper_bound"] > crit["upper_bound_independent"]
+    assert claim["decision"]["verdict"] == "blocked"
+    assert claim["decision"]["primary"]["low"] > 0.03
 
 
 # -- non-fatal departures from the plan are recorded, never dropped ---------------------------
@@ -181,7 +193,7 @@ def test_csv_and_parquet_read_like_jsonl(ws: Workspace, tmp_path_factory: pytest
     base = _run_ok(ws, "base.jsonl")
     ws2 = Workspace(tmp_path_factory.mktemp("csv"))
     as_csv = _run_ok(ws2, "base.csv")
-    strip = lambda c: {k: v for k, v in c.items() if k not in ("data", "plan", "command")}  # noqa: E731
+    strip = lambda c: {k: v for k, v in c.items() if k not in ("data", "plan", "command", "integrity")}  # noqa: E731
     assert strip(base) == strip(as_csv)
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
