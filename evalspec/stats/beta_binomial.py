@@ -140,6 +140,7 @@ class ThetaSummary:
     low: np.ndarray
     high: np.ndarray
     hdi_prob: float
+    sd: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -801,8 +802,9 @@ def _theta_summary(theta_pairs: np.ndarray, inverse: np.ndarray, y: np.ndarray, 
                    exact_mean: np.ndarray | None) -> ThetaSummary:
     lo, hi = hdi_rows(theta_pairs.T, prob)
     mean = theta_pairs.mean(axis=0) if exact_mean is None else exact_mean
+    sd = theta_pairs.std(axis=0, ddof=1)
     return ThetaSummary(successes=y, trials=j, mean=np.asarray(mean)[inverse], low=lo[inverse], high=hi[inverse],
-                        hdi_prob=prob)
+                        hdi_prob=prob, sd=sd[inverse])
 
 
 def _derive(y: np.ndarray, j: np.ndarray, mu: np.ndarray, lam: np.ndarray, prob: float, rng: np.random.Generator,

@@ -63,6 +63,7 @@ def test_policy_migration_fixes_what_seed_000_asks() -> None:
 
 def test_repeated_trials_fixes_what_seed_002_asks() -> None:
     plan = load_plan(ROOT / "examples" / "repeated-trials" / "plan.yaml").plan
-    assert plan.attempts.repeats == 5
-    assert [s.values for s in plan.slices] == [["exact", "rephrased"]]
-    assert {a.kind for a in plan.analyses} >= {"proportion", "run_variation", "slices", "clustered_mean"}
+    assert plan.attempts.repeats == 100 and plan.attempts.rule == "mean"
+    assert list(plan.candidates) == ["exact", "rephrased"] and plan.baseline == "exact"
+    assert {a.kind for a in plan.analyses} >= {"proportion", "paired_difference", "beta_binomial", "run_variation"}
+    assert plan.primary_comparison() == ("rephrased", "exact")
