@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ __all__ = [
     "ledger_path",
     "new_entry",
     "read_ledger",
+    "record_look",
     "seal_claim",
     "seal_run",
     "verify",
@@ -330,3 +332,36 @@ def verify(entries: list[LedgerEntry] | str | Path) -> LedgerCheck:
         prev_text = e.text
         prev_seq = seq if isinstance(seq, int) else prev_seq
     return LedgerCheck(entries, problems)
+
+
+def record_look(claim: dict[str, Any], plan_path: str | Path) -> dict[str, Any]:
+    """Seal ``claim`` and append its entry, holding a lock on the ledger so two runs cannot interleave.
+
+    Returns the sealed claim (to be written next). Raises ``InputError`` (exit 2) when the
+    ledger cannot be read or written.
+    """
+    from contextlib import ExitStack
+
+    from evalspec.errors import Diagnostic, InputError
+
+    path = ledger_path(plan_path)
+    with ExitStack() as stack:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path.parent, os.O_RDONLY)  # lock the folder: the ledger file itself is replaced on append
+            stack.callback(os.close, fd)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot record this look in the ledger", [Diagnostic(
+                file=str(path), message=f"cannot write the ledger of looks: {exc.strerror or type(exc).__name__}",
+                hint="run from a folder where the plan's .evalspec/ folder is writable")]) from None
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            stack.callback(fcntl.flock, fd, fcntl.LOCK_UN)
+        except (ImportError, OSError):  # no POSIX locks here: the append stays atomic, the order unguarded
+            pass
+        sealed, entry = seal_run(claim, plan_path)
+        if entry is not None:
+            append_entry(plan_path, entry)
+    return sealed

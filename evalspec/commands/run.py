@@ -72,11 +72,11 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
             "code": "data_outside_plan_folder",
             "message": "Results were read from outside the plan's folder, as allowed by --allow-outside-data: "
             + ", ".join(dict.fromkeys(outside)) + " (relative to the plan's folder)."})
-    from evalspec.ledger import append_entry, seal_run
+    from evalspec.ledger import record_look
 
-    claim, ledger_entry = seal_run(claim, plan)  # the claim records its own SHA-256 and its ledger entry
-    if ledger_entry is not None:
-        append_entry(plan, ledger_entry)  # the ledger of looks, beside the plan (before the claim: no unrecorded look)
+    # the ledger of looks beside the plan gets this run's entry (before the claim: no unrecorded look);
+    # the claim records its own SHA-256 and its ledger entry
+    claim = record_look(claim, plan)
     target = Path(out_dir) if out_dir is not None else default_out_dir(plan)
     report_error: BaseException | None = None
     with OutputSet(target) as outputs:

@@ -137,3 +137,27 @@ def test_unwritable_ledger_is_exit_2_and_no_claim(tmp_path: Path) -> None:
         assert not w.claim.exists()
     finally:
         (w.root / ".evalspec").chmod(0o700)
+
+
+def test_concurrent_runs_keep_the_chain(tmp_path: Path) -> None:
+    """Looks recorded from several threads at once still form one intact chain."""
+    import threading
+
+    from evalspec.ledger import read_ledger, record_look, verify
+
+    w = make_workspace(tmp_path)
+    base = {"claim_format": 2, "created": "2026-11-20T00:00:00Z", "plan": {"id": "p", "hash": "sha256:x", "lock": {}},
+            "data": {"files": []}, "coverage": {}, "decision": {"verdict": "inconclusive"}, "analyses": []}
+    sealed: list[dict] = []
+
+    def look(i: int) -> None:
+        sealed.append(record_look({**base, "created": f"2026-11-20T00:00:{i:02d}Z"}, w.plan))
+
+    threads = [threading.Thread(target=look, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    entries = read_ledger(w.ledger)
+    assert len(entries) == 12 and verify(entries).ok
+    assert sorted(c["integrity"]["ledger"]["seq"] for c in sealed) == list(range(1, 13))
