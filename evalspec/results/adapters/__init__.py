@@ -248,10 +248,10 @@ def _check_log_candidates(raws: list[Any], plan: Any) -> None:
 
 def _factorize(col: np.ndarray) -> tuple[np.ndarray, list[Any]]:
     """``(codes, uniques)`` of an object column; code -1 (None/NaN) picks the trailing extra entry."""
-    import pandas as pd
+    from evalspec.results.table import factorize
 
-    codes, uniques = pd.factorize(np.asarray(col, dtype=object), use_na_sentinel=True)
-    return np.asarray(codes, dtype=np.int64), list(uniques)
+    codes, uniques = factorize(np.asarray(col, dtype=object))
+    return codes, list(uniques)
 
 
 def _text(v: Any) -> str:
@@ -283,18 +283,19 @@ def _check_case_overlap(raws: list[Any], plan: Any) -> None:
         return
     cand_col = plan.data.columns.candidate
     case_col = plan.units.case
-    import pandas as pd
+    from evalspec.results.table import factorize
 
     ids: dict[str, dict[str, None]] = {}
     for raw in raws:
         if cand_col not in raw.columns or case_col not in raw.columns:
             return  # the table reports the missing column
-        try:
-            pairs_df = pd.DataFrame({"c": raw.columns[cand_col], "k": raw.columns[case_col]}).dropna().drop_duplicates()
-        except TypeError:  # a list or object where an id belongs: the table locates it (hardening)
-            return
-        for c, k in zip(pairs_df["c"].tolist(), pairs_df["k"].tolist()):
-            ids.setdefault(_text(c), {}).setdefault(_text(k), None)
+        cc, cu = factorize(np.asarray(raw.columns[cand_col], dtype=object))
+        kc, ku = factorize(np.asarray(raw.columns[case_col], dtype=object))
+        keep = (cc >= 0) & (kc >= 0)
+        if not keep.any():
+            continue
+        for c, k in np.unique(np.stack([cc[keep], kc[keep]], axis=1), axis=0).tolist():
+            ids.setdefault(_text(cu[c]), {}).setdefault(_text(ku[k]), None)
     problems = []
     for first, second in dict.fromkeys(pairs):
         a, b = ids.get(first), ids.get(second)
