@@ -15,6 +15,7 @@ log has them ``model_version``, ``timestamp`` (ISO 8601, UTC), ``error``, ``answ
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import math
@@ -101,9 +102,14 @@ class Rows:
         return np.asarray(self.positions, dtype=np.int64)
 
 
+_PLAIN = (str, bool, int, type(None))
+
+
 def scalar(value: Any) -> Any:
     """A value a table cell can hold: str, int, float, bool or None (others as JSON text)."""
-    if value is None or isinstance(value, (str, bool, int)):
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
         return None if math.isnan(value) else value
@@ -165,6 +171,11 @@ def sha256_of(data: bytes) -> str:
 
 def load_json(data: bytes, display: str, what: str) -> Any:
     """Parse JSON text, a located error when it is not JSON."""
+    if data[:3] != b"\xef\xbb\xbf":
+        try:  # the fast path: the bytes as they are
+            return json.loads(data)
+        except (ValueError, RecursionError):
+            pass  # the exact path below says what is wrong
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -182,6 +193,17 @@ def load_json(data: bytes, display: str, what: str) -> Any:
 
 def iso_time(value: Any) -> str | None:
     """A time as ISO 8601 UTC text: ISO text is kept (normalised), epoch seconds are converted."""
+    if isinstance(value, str):
+        return _iso_text(value)
+    return _iso_time(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _iso_text(value: str) -> str | None:
+    return _iso_time(value)
+
+
+def _iso_time(value: Any) -> str | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -198,7 +220,7 @@ def iso_time(value: Any) -> str | None:
             t = _dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
         except ValueError:
             try:
-                return iso_time(float(s))
+                return _iso_time(float(s))
             except ValueError:
                 return None
         if t.tzinfo is None:

@@ -61,7 +61,7 @@ def read(path: Path, display: str, options: Options) -> list[LogFile]:
         if not sniff(doc):
             raise _not_inspect(doc, display)
         with guard(display, TOOL, "log"):
-            samples = [(i + 1, s) for i, s in enumerate(doc.get("samples") or [])]
+            samples = [(i + 1, _light(s) if isinstance(s, dict) else s) for i, s in enumerate(doc.get("samples") or [])]
             header = doc
         container = "json"
     with guard(display, TOOL, "samples"):
@@ -94,9 +94,9 @@ def _read_zip(data: bytes, display: str) -> tuple[dict[str, Any], list[tuple[int
     by_name = {i.filename: i for i in infos}
     header = None
     if "header.json" in by_name:
-        header = _member_json(data, by_name["header.json"], display)
+        header = _member_json(zf, data, by_name["header.json"], display)
     elif "_journal/start.json" in by_name:
-        header = _member_json(data, by_name["_journal/start.json"], display)
+        header = _member_json(zf, data, by_name["_journal/start.json"], display)
         if isinstance(header, dict):
             header = {**header, "status": "started"}
     if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
@@ -110,28 +110,40 @@ def _read_zip(data: bytes, display: str) -> tuple[dict[str, Any], list[tuple[int
             continue
         parts = name.split("/")
         if len(parts) == 2:  # monolith sample
-            doc = _member_json(data, info, display)
+            doc = _member_json(zf, data, info, display)
         elif len(parts) == 3 and parts[2] == "sample.json":  # chunked shell; metadata lives beside it
-            doc = _member_json(data, info, display)
+            doc = _member_json(zf, data, info, display)
             meta = by_name.get(f"{parts[0]}/{parts[1]}/metadata.json")
             if isinstance(doc, dict) and meta is not None:
-                doc = {**doc, "metadata": _member_json(data, meta, display)}
+                doc = {**doc, "metadata": _member_json(zf, data, meta, display)}
         else:
             continue
         if not isinstance(doc, dict):
             raise bad_log(display, f"sample member {name} is not a JSON object")
         position += 1
-        samples.append((position, doc))
+        samples.append((position, _light(doc)))
     return header, samples, "eval"
 
 
-def _member_bytes(data: bytes, info: zipfile.ZipInfo, display: str) -> bytes:
+_HEAVY = ("events", "messages", "attachments", "events_data", "store", "input", "timelines")
+
+
+def _light(sample: dict[str, Any]) -> dict[str, Any]:
+    """The sample without its transcript (events, messages...): not read, and costly to keep."""
+    for key in _HEAVY:
+        sample.pop(key, None)
+    output = sample.get("output")
+    if isinstance(output, dict):
+        sample["output"] = {"model": output.get("model"), "choices": bool(output.get("choices"))}
+    return sample
+
+
+def _member_bytes(zf: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo, display: str) -> bytes:
     """The uncompressed bytes of one zip member; zstd (method 93) read with ``zstandard``."""
     name = info.filename
     try:
         if info.compress_type != _ZSTD:
-            with zipfile.ZipFile(io.BytesIO(data)) as zf:
-                return zf.read(info)
+            return zf.read(info)
         start = info.header_offset
         head = data[start:start + 30]
         if len(head) < 30 or head[:4] != b"PK\x03\x04":
@@ -153,7 +165,8 @@ def _member_bytes(data: bytes, info: zipfile.ZipInfo, display: str) -> bytes:
         if zlib.crc32(out) & 0xFFFFFFFF != info.CRC:
             raise ValueError("CRC mismatch")
         return out
-    except (zipfile.BadZipFile, ValueError, EOFError, OSError, zlib.error, NotImplementedError, struct.error) as exc:
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError, zlib.error, NotImplementedError, struct.error,
+            RuntimeError) as exc:
         if isinstance(exc, NotImplementedError):
             msg = f"member {name} uses zip compression method {info.compress_type}, which evalspec cannot read"
         else:
@@ -162,8 +175,8 @@ def _member_bytes(data: bytes, info: zipfile.ZipInfo, display: str) -> bytes:
             from None
 
 
-def _member_json(data: bytes, info: zipfile.ZipInfo, display: str) -> Any:
-    return load_json(_member_bytes(data, info, display), f"{display}[{info.filename}]", "a JSON member")
+def _member_json(zf: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo, display: str) -> Any:
+    return load_json(_member_bytes(zf, data, info, display), f"{display}[{info.filename}]", "a JSON member")
 
 
 # -- rows ---------------------------------------------------------------------------------
