@@ -114,17 +114,25 @@ def test_seed_000_reproduced(claims: dict) -> None:
     assert claim["systematic_limits"]["stated"][0].startswith("English questions only")
 
 
-def test_repeated_trials_without_comparison(claims: dict) -> None:
+def test_repeated_trials_paired_and_bayesian(claims: dict) -> None:
+    """Exact vs rephrased (simulated, 100 questions x 100 trials): the verdict reads the paired,
+    within-question difference; the Bayesian profile describes each form."""
     claim, _, _ = claims["repeated-trials"]
-    assert claim["decision"]["verdict"] == "no_comparison"
-    assert claim["decision"]["primary"] is None
+    primary = claim["decision"]["primary"]
+    assert (primary["candidate"], primary["baseline"]) == ("rephrased", "exact")
+    assert primary["high"] < -0.05  # rephrasing costs more than the 5-point margin
+    assert claim["decision"]["verdict"] == "not_equivalent"
     kinds = {a["kind"]: a["result"] for a in claim["analyses"]}
-    var = kinds["run_variation"]["candidates"]["M"]
-    assert var["repeats"] == 5 and var["within_case_variance"] > 0
-    ses = [row["se"] for row in var["se_by_repeats"]]
-    assert ses == sorted(ses, reverse=True)
-    assert kinds["proportion"]["candidates"]["M"]["method"].startswith("clustered_mean_t")
-    assert [d["code"] for d in claim["systematic_limits"]["detected"]] == ["missing_outcomes"]
+    var = kinds["run_variation"]["candidates"]["exact"]
+    assert var["repeats"] == 100 and var["within_case_variance"] > 0
+    bb = kinds["beta_binomial"]
+    assert list(bb["conditions"]) == ["exact", "rephrased"]
+    assert all(c["questions"] == 100 for c in bb["conditions"].values())
+    diff = bb["contrasts"][0]["differences"]
+    assert (bb["contrasts"][0]["first"], bb["contrasts"][0]["second"]) == ("rephrased", "exact")
+    assert diff["mu"]["excludes_zero"] and diff["mu"]["high"] < 0
+    assert diff["gamma_bar"]["low"] > 0  # rephrased answers are less consistent
+    assert {d["code"] for d in claim["systematic_limits"]["detected"]} == {"missing_outcomes"}
 
 
 def test_support_triage(claims: dict) -> None:
