@@ -1,6 +1,6 @@
 """Generate results.jsonl for the repeated-trials example (exact vs rephrased, 100 trials each).
 
-THE DATA IS SIMULATED. No model was run. 100 fictional multiple-choice questions each get a
+THE DATA IS INVENTED (simulated). No model was run. 100 fictional multiple-choice questions each get a
 probability of a correct answer in each form, drawn from the hierarchical model of
 "Characterizing LLM performance via a Bayesian lens": as written ("exact") from
 Beta(mu 0.78, kappa 1.0), rephrased from Beta(mu 0.68, kappa 2.5). The two forms of one question
