@@ -204,3 +204,27 @@ def test_run_refuses_malformed_logs_with_exit_2(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["run", str(plan), "--out", str(tmp_path / "out")],
                              env={"EVALSPEC_NO_REPORT": "1"})
     assert res.exit_code == 2 and "status 'error'" in res.output and "strong.eval" in res.output
+
+
+def test_run_end_to_end_on_inspect_logs(tmp_path: Path) -> None:
+    """`evalspec run` on a plan over two inspect_ai logs and one with errored samples: a claim."""
+    from logs_helpers import stage, write_plan
+
+    stage(tmp_path, STRONG, FLAKY)
+    plan = write_plan(tmp_path, f"""  results: ["{STRONG.name}", "{FLAKY.name}"]
+  format: inspect
+  candidate_names: {{coinflip/strong: strong, coinflip/flaky: flaky}}
+  columns: {{model_version: model_version, timestamp: timestamp}}""", candidates=("strong", "flaky"),
+                      max_fraction=0.2)
+    res = CliRunner().invoke(cli, ["run", str(plan), "--out", str(tmp_path / "out")],
+                             env={"EVALSPEC_NO_REPORT": "1", "SOURCE_DATE_EPOCH": "1796126400"})
+    assert res.exit_code == 0, res.output
+    claim = json.loads((tmp_path / "out" / "claim.json").read_text(encoding="utf-8"))
+    assert [f["format"] for f in claim["data"]["files"]] == ["inspect", "inspect"]
+    cov = claim["coverage"]
+    assert cov["cases"]["paired"] == 10 and cov["clusters"] == 4
+    assert cov["missing"]["flaky"]["missing"] == 5 and cov["missing"]["flaky"]["attempts"] == 30
+    assert cov["candidates"]["strong"]["versions_seen"] == {"strong": 30}
+    assert cov["candidates"]["flaky"]["versions_seen"] == {"flaky": 25}  # the 5 errored epochs served nothing
+    codes = [d["code"] for d in claim["systematic_limits"]["detected"]]
+    assert "missing_outcomes" in codes
