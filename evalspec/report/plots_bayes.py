@@ -65,7 +65,12 @@ def densities_svg(conditions: dict[str, Any], hdi_prob: float, key: str = "bbd")
                     ax.plot([est["low"], est["high"]], [y, y], color=color, linewidth=2.2, solid_capstyle="butt")
                     ax.plot([est["mean"]], [y], marker=marker, markersize=4, color=INK)
             if p == "kappa":
+                from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
                 ax.set_xscale("log")
+                ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+                ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_title(PARAM_TITLES[p], fontsize=8, color=INK, loc="left")
             ax.set_yticks([])
             _clean(ax)

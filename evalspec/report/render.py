@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from evalspec._atomic import write_bytes_atomic
 from evalspec.errors import EvalspecError
 from evalspec.report import fmt
 from evalspec.report.view import ReportView, build_view, generic_layout, title_of
@@ -33,11 +34,8 @@ class PdfUnavailable(EvalspecError):
     """WeasyPrint or its system libraries (Pango, HarfBuzz) cannot be loaded (exit code 2)."""
 
 
-def atomic_write(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically, with ordinary permissions (see :mod:`evalspec._atomic`)."""
-    from evalspec._atomic import write_bytes_atomic
-
-    return write_bytes_atomic(path, data)
+#: Outputs are written atomically with ordinary permissions (one writer for lock, claim and report).
+atomic_write = write_bytes_atomic
 
 
 def _environment() -> Any:
@@ -57,14 +55,9 @@ def _environment() -> Any:
     return env
 
 
-_ENV: Any = None
-
-
 def _env() -> Any:
-    global _ENV
-    if _ENV is None:
-        _ENV = _environment()
-    return _ENV
+    """A fresh template environment (no module-level state; building one takes about a millisecond)."""
+    return _environment()
 
 
 def _plots(view: ReportView) -> dict[str, Any]:
@@ -124,6 +117,10 @@ def _plots(view: ReportView) -> dict[str, Any]:
                     out[f"slice-{a.get('index')}-{j}"] = Markup(plots.forest_svg(
                         rows, "Pass rate (%), with its interval", key=f"sl{a.get('index')}x{j}",
                         title=f"Pass rate by {sl.get('name')}"))
+    for a in view.by_kind.get("beta_binomial", []):  # the Bayesian profile's plots (evalspec.report.plots_bayes)
+        from evalspec.report import plots_bayes
+
+        out.update({k: Markup(svg) for k, svg in plots_bayes.section_plots(a).items()})
     return out
 
 
