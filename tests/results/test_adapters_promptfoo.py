@@ -106,3 +106,22 @@ def test_not_a_promptfoo_file(tmp_path: Path) -> None:
     path.write_text('{"results": {"results": [', encoding="utf-8")
     with pytest.raises(InputError, match="is not valid JSON"):
         read(path)
+
+
+def test_jsonl_output_one_result_a_line(tmp_path: Path) -> None:
+    doc = promptfoo_doc(errors=frozenset({("strong", 12)}))
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in doc["results"]["results"]), encoding="utf-8")
+    lf = read(path, case_field="vars.qid")
+    c = lf.columns
+    assert lf.rows == 60 and Counter(c["repeat"]) == {1: 20, 2: 20, 3: 20}
+    assert sum(v is None for v in c["outcome"]) == 1 and lf.provenance["missing_outcomes"] == 1
+    by_index = read(path)
+    assert set(by_index.columns["repeat"]) == {1} and any("repeat count is unknown" in n
+                                                           for n in by_index.provenance["notes"])
+    from evalspec.results.adapters import detect
+
+    assert detect(path) == "promptfoo"
+    path.write_text('{"testIdx": 0, "provider": "x"}\n{"testIdx": 1, ', encoding="utf-8")
+    with pytest.raises(InputError, match="line 2 is not valid JSON"):
+        read(path)

@@ -184,6 +184,9 @@ def test_fuzz_promptfoo(tmp_path: Path, field: str, value: object, top: str, top
     path.write_text(json.dumps(doc), encoding="utf-8")
     _reads_or_input_error(path, "promptfoo")
     _reads_or_input_error(path, "promptfoo", case_field="vars.qid")
+    lines = tmp_path / "fuzz.jsonl"  # the one-result-a-line output
+    lines.write_text("".join(json.dumps(r) + "\n" for r in doc["results"]["results"]), encoding="utf-8")
+    _reads_or_input_error(lines, "promptfoo", case_field="vars.qid")
 
 
 def test_run_refuses_malformed_logs_with_exit_2(tmp_path: Path) -> None:

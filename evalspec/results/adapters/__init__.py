@@ -68,6 +68,13 @@ def detect(path: Path) -> str | None:
         return "inspect"
     if path.name.startswith("samples_") and suffix == ".jsonl":
         return "lm_eval"
+    if suffix == ".jsonl":
+        try:
+            with path.open("rb") as fh:
+                first = json.loads(fh.readline() or b"null")
+        except (OSError, ValueError, RecursionError):
+            return None
+        return "promptfoo" if isinstance(first, dict) and "testIdx" in first and "provider" in first else None
     if suffix == ".json":
         try:
             doc = json.loads(path.read_bytes().decode("utf-8-sig"))

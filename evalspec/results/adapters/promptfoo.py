@@ -4,6 +4,9 @@ The file is ``{evalId, results: {version, timestamp, results: [...], prompts, st
 config, shareableUrl, metadata}`` (promptfoo's ``OutputFile``; its internal
 ``ResultsFile`` has the same ``results`` block). One row per entry of ``results.results``:
 
+``promptfoo eval -o results.jsonl`` (one result a line, without the config) is read too;
+its repeat count is unknown, so name the case with ``select.case_field``.
+
 * candidate = the provider's label, else its id; with several prompts in the file, the
   prompt's label is appended (``label|prompt``) — map either to plan keys with
   ``data.candidate_names``;
@@ -22,6 +25,7 @@ config, shareableUrl, metadata}`` (promptfoo's ``OutputFile``; its internal
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +56,32 @@ def sniff(doc: Any) -> bool:
         isinstance(r, dict) and "testIdx" in r for r in block["results"][:5])
 
 
+def _jsonl_doc(data: bytes, display: str) -> dict[str, Any]:
+    """``promptfoo eval -o results.jsonl``: one EvaluateResult a line, no config (repeats unknown)."""
+    results = []
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            raise bad_log(display, f"line {number} is not valid JSON", "the file may be truncated; rerun promptfoo",
+                          line=number) from None
+        if not isinstance(obj, dict) or "testIdx" not in obj:
+            raise bad_log(display, f"line {number} is not a promptfoo result (no testIdx)", line=number)
+        results.append(obj)
+    return {"results": {"version": 3, "results": results}, "jsonl": True}
+
+
 def read(path: Path, display: str, options: Options) -> list[LogFile]:
     data = read_bytes(path, display)
     digest = sha256_of(data)
-    doc = load_json(data, display, "a promptfoo output file (promptfoo eval -o results.json)")
+    if path.suffix.lower() == ".jsonl":
+        doc: Any = _jsonl_doc(data, display)
+        if not doc["results"]["results"]:
+            raise bad_log(display, "the promptfoo output file has no results", "rerun promptfoo eval")
+    else:
+        doc = load_json(data, display, "a promptfoo output file (promptfoo eval -o results.json)")
     if not sniff(doc):
         from evalspec.results.adapters import sniff_tool
 
@@ -212,6 +238,9 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
     ]
     if note_repeat:
         notes.append(note_repeat)
+    if doc.get("jsonl") and options.case_field is None:
+        notes.append("A .jsonl output holds no config, so the repeat count is unknown: each testIdx was read as its "
+                     "own case. Set data.select.case_field to group the repeats of a test.")
     diff = compare_note("promptfoo", reported, recomputed,
                         "promptfoo's stats count every result of the file; a difference means the file was edited or "
                         "merged.")
