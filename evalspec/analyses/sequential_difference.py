@@ -104,7 +104,7 @@ class SequentialDifferenceResult(ResultModel):
 def columns(params: Any, plan: Any) -> list[ColumnNeed]:
     """The timestamp role, to order units by when they were run."""
     ts = getattr(getattr(getattr(plan, "data", None), "columns", None), "timestamp", None)
-    return [ColumnNeed(column=ts, key="data.columns.timestamp", level="case")] if ts else []
+    return [ColumnNeed(column=ts, key="data.columns.timestamp", level="row")] if ts else []
 
 
 # -- helpers that read the context defensively ---------------------------------------------
@@ -132,19 +132,27 @@ def _target(ctx: Any, goal: str) -> float | None:
 
 
 def _timestamp_column(ctx: Any) -> Any:
+    """Per case, the earliest timestamp of its rows (any candidate), or None without timestamps."""
     plan = getattr(ctx, "plan", None)
     name = getattr(getattr(getattr(plan, "data", None), "columns", None), "timestamp", None)
+    if not name:
+        return None
+    reps = getattr(ctx, "repeats", None)
+    rows = (getattr(reps, "columns", None) or {}).get(name) if reps is not None else None
+    if rows is not None:
+        first: dict[int, tuple[int, str]] = {}
+        for case, value in zip(reps.case.tolist(), list(rows), strict=True):
+            key = _sort_key(value)
+            if key[0] == 0 and (case not in first or key < first[case]):
+                first[case] = key
+        n = len(getattr(ctx, "case_ids", [])) or (max(first) + 1 if first else 0)
+        return [first[c][1] if c in first else None for c in range(n)]
     cols = getattr(ctx, "case_columns", {}) or {}
-    if name and name in cols:
-        return cols[name]
-    for key in ("timestamp", "time", "ts"):
-        if key in cols:
-            return cols[key]
-    return None
+    return cols.get(name)
 
 
 def _sort_key(value: Any) -> tuple[int, str]:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
         return (1, "")
     return (0, value.isoformat() if hasattr(value, "isoformat") else str(value))
 

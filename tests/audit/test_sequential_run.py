@@ -44,7 +44,9 @@ def test_partial_data_says_continue_and_the_audit_counts_looks(tmp_path: Path) -
     res = w.cli("run", str(w.plan), "--no-report", day="2026-11-10")
     assert res.exit_code == 0, res.output
     assert "sequential: look 1 of 4: continue" in res.output
-    seq = next(a for a in w.read_claim()["analyses"] if a["kind"] == "sequential_difference")["result"]
+    claim = w.read_claim()
+    assert not [d for d in claim["deviations"] if d["code"] == "inconsistent_case_attribute"]
+    seq = next(a for a in claim["analyses"] if a["kind"] == "sequential_difference")["result"]
     assert seq["units"] == 10 and seq["unit"] == "clusters (policy_doc)" and seq["order"] == "timestamp"
     assert seq["method"].startswith("anytime-valid confidence sequence")
     (w.root / "results.jsonl").write_text(full, encoding="utf-8")
