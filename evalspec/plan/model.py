@@ -118,6 +118,16 @@ def _attempts_rules(a: Any) -> Iterator[_rules.Issue]:
         yield _rules.Issue(("k",), f"k applies only to rule best_of_k (rule is {a.rule!r})")
 
 
+def _data_rules(d: Any) -> Iterator[_rules.Issue]:
+    if d.format in ("auto", "jsonl", "csv", "parquet"):
+        if d.select is not None:
+            yield _rules.Issue(("select",), f"select applies to tool logs (format inspect, lm_eval or promptfoo), not "
+                               f"to format {d.format!r}", "remove it, or set data.format to the tool that wrote the logs")
+        if d.allow_partial:
+            yield _rules.Issue(("allow_partial",), f"allow_partial applies to tool logs (format inspect, lm_eval or "
+                               f"promptfoo), not to format {d.format!r}", "remove it")
+
+
 def _decision_rules(d: Any) -> Iterator[_rules.Issue]:
     if d.goal in ("non_inferiority", "equivalence") and d.margin is None:
         yield _rules.Issue(("margin",), f"goal {d.goal} needs a margin", "a positive difference in pass rate, e.g. 0.02")
@@ -213,6 +223,8 @@ class Data(_Strict):
         False, description="Read the completed samples of a tool run that stopped early (status error or "
         "cancelled), flagged as partial, instead of refusing it.",
     )
+
+    __section_rules__ = ((("format", "select", "allow_partial"), _data_rules),)
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:

@@ -125,3 +125,16 @@ def test_jsonl_output_one_result_a_line(tmp_path: Path) -> None:
     path.write_text('{"testIdx": 0, "provider": "x"}\n{"testIdx": 1, ', encoding="utf-8")
     with pytest.raises(InputError, match="line 2 is not valid JSON"):
         read(path)
+
+
+def test_plan_rules_for_log_options(tmp_path: Path) -> None:
+    from evalspec.errors import PlanInvalid
+    from evalspec.plan.load import load_plan
+
+    plan = write_plan(tmp_path, """  results: r.jsonl
+  select: {metric: exact}
+  allow_partial: true""")
+    with pytest.raises(PlanInvalid) as exc:
+        load_plan(plan)
+    text = exc.value.render()
+    assert "select applies to tool logs" in text and "allow_partial applies to tool logs" in text
