@@ -18,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from logs_helpers import FAILED, FLAKY, STRONG, WEAK, WEAK_JSON, stage, write_plan  # noqa: E402
+from logs_helpers import FAILED, FLAKY, INSPECT, STRONG, WEAK, WEAK_JSON, stage, write_plan  # noqa: E402
 
 from evalspec.errors import InputError  # noqa: E402
 from evalspec.results.adapters import Options, read_logs  # noqa: E402
@@ -330,3 +330,14 @@ def test_partial_run_is_a_detected_limit_in_the_claim(tmp_path: Path) -> None:
     raws = read_all(load_plan(plan_path).plan, plan_path)
     limits = claim_limits(raws)
     assert [d["code"] for d in limits] == ["partial_run"] and "status 'error'" in limits[0]["message"]
+
+
+def test_token_usage_and_time_are_carried_as_columns() -> None:
+    """The mockllm run (Python API) set per-call usage: input = words of the prompt, output = 4."""
+    lf = read(INSPECT / "mockllm-alpha_api_p0.8.eval")
+    c = lf.columns
+    assert lf.rows == 30 and set(c["candidate"]) == {"mockllm/alpha"}
+    assert set(c["output_tokens"]) == {4}
+    assert all(t == i + 4 for t, i in zip(c["total_tokens"], c["input_tokens"]))
+    assert all(isinstance(x, float) and x >= 0 for x in c["latency_s"])
+    assert Counter(c["outcome"]) == {1.0: 24, 0.0: 6} and lf.provenance["reported"]["value"] == pytest.approx(0.8)
