@@ -239,11 +239,7 @@ def _check_log_candidates(raws: list[Any], plan: Any) -> None:
         unknown = sorted({_text(u) for u in uniques} - known)
         if unknown:
             keys = sorted(known)
-            def guess(name: str) -> str:
-                hits = sorted((k for k in keys if k.lower() in name.lower()), key=len, reverse=True)
-                return hits[0] if hits else "<plan key>"
-
-            example = ", ".join(f"{u}: {guess(u)}" for u in unknown)
+            example = ", ".join(f"{u}: {_guess_key(u, keys)}" for u in unknown)
             problems.append(Diagnostic(
                 file=raw.display, key="data.candidate_names",
                 message=f"the log names its candidate {', '.join(map(repr, unknown))}, which is not a key of the "
@@ -259,6 +255,12 @@ def _factorize(col: np.ndarray) -> tuple[np.ndarray, list[Any]]:
 
     codes, uniques = factorize(np.asarray(col, dtype=object))
     return codes, list(uniques)
+
+
+def _guess_key(name: str, keys: list[str]) -> str:
+    """The plan key a log's candidate name most likely means (``coinflip/weak`` -> ``weak``)."""
+    hits = sorted((k for k in keys if k.lower() in name.lower()), key=len, reverse=True)
+    return hits[0] if hits else "<plan key>"
 
 
 def _text(v: Any) -> str:

@@ -30,7 +30,7 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.readers import RawFile
 
-__all__ = ["LogFile", "Options", "Rows", "bad_log", "guard", "sha256_of", "read_bytes", "load_json", "iso_time",
+__all__ = ["LogFile", "Options", "Rows", "as_dict", "bad_log", "guard", "sha256_of", "read_bytes", "load_json", "iso_time",
            "scalar", "CORE_COLUMNS"]
 
 #: Columns an adapter writes itself; a log's own metadata key with one of these names is
@@ -117,6 +117,11 @@ def scalar(value: Any) -> Any:
         return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a mapping, else an empty one (logs of other versions omit blocks)."""
+    return value if isinstance(value, dict) else {}
 
 
 def flatten_into(record: dict[str, Any], values: Any, prefix: str = "", clash: str = "metadata.") -> None:
@@ -237,7 +242,7 @@ def make_log_file(path: Path, display: str, tool_format: str, digest: str, rows:
                    lines=rows.lines(), unit=unit, provenance=provenance)
 
 
-def mean_or_none(values: Iterable[float]) -> float | None:
+def mean_or_none(values: Iterable[float | None]) -> float | None:
     vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
     return sum(vals) / len(vals) if vals else None
 

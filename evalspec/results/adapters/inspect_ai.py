@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.results.adapters.base import (
-    LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
+    as_dict, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
     read_bytes, sha256_of,
 )
 
@@ -351,8 +351,8 @@ def _provenance(display: str, digest: str, header: dict[str, Any], container: st
                 reported: list[dict[str, Any]], status: str, err_msg: Any, n: int, errors: int, unscored: int,
                 invalidated: int, per_case: dict[str, list[float]], options: Options) -> dict[str, Any]:
     ev = header["eval"]
-    packages = ev.get("packages") if isinstance(ev.get("packages"), dict) else {}
-    config = ev.get("config") if isinstance(ev.get("config"), dict) else {}
+    packages = as_dict(ev.get("packages"))
+    config = as_dict(ev.get("config"))
     rep = next((r for r in reported if (r.get("scorer") or r.get("name")) == scorer), None)
     tool_metrics: dict[str, Any] = {}
     if rep is not None and isinstance(rep.get("metrics"), dict):

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.results.adapters.base import (
-    LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
+    as_dict, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
     mean_or_none, read_bytes, sha256_of,
 )
 
@@ -79,7 +79,7 @@ def read_many(paths: list[Path], display: Any, options: Options) -> list[LogFile
 def _model_name(doc: dict[str, Any]) -> str | None:
     if isinstance(doc.get("model_name"), str) and doc["model_name"]:
         return doc["model_name"]
-    cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    cfg = as_dict(doc.get("config"))
     args = cfg.get("model_args")
     if isinstance(args, dict):
         for k in _NAME_KEYS:
@@ -233,7 +233,7 @@ def _rows(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], task: s
         raise bad_log(sdisp, f"filter {filt!r} is not in the samples of task {task!r}; they have "
                       f"{', '.join(filters)}", "fix data.select.filter", key="select.filter", got=filt, has_got=True)
     candidate = _model_name(doc)
-    cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    cfg = as_dict(doc.get("config"))
     when = iso_time(doc.get("date"))
     rows = Rows()
     values: list[float | None] = []
@@ -241,7 +241,7 @@ def _rows(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], task: s
     for number, s in lines:
         if str(s.get("filter", "none")) != filt:
             continue
-        d = s.get("doc") if isinstance(s.get("doc"), dict) else {}
+        d = as_dict(s.get("doc"))
         if options.case_field is not None:
             if options.case_field not in d:
                 raise bad_log(sdisp, f"the document has no field {options.case_field!r} for the case id; its fields "

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.results.adapters.base import (
-    LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
+    as_dict, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
     mean_or_none, read_bytes, sha256_of,
 )
 
@@ -106,14 +106,14 @@ def _repeat_count(config: Any) -> int:
 
 
 def _case_key(result: dict[str, Any], field: str, display: str, position: int) -> Any:
-    test = result.get("testCase") if isinstance(result.get("testCase"), dict) else {}
+    test = as_dict(result.get("testCase"))
     if field == "description":
         value = result.get("description", test.get("description"))
     elif field.startswith("vars."):
         vars_ = result.get("vars") if isinstance(result.get("vars"), dict) else test.get("vars") or {}
         value = vars_.get(field[5:]) if isinstance(vars_, dict) else None
     elif field.startswith("metadata."):
-        meta = test.get("metadata") if isinstance(test.get("metadata"), dict) else {}
+        meta = as_dict(test.get("metadata"))
         value = meta.get(field[9:])
     elif field == "testIdx":
         value = result.get("testIdx")
@@ -132,11 +132,11 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
     results = [r for r in block["results"] if isinstance(r, dict)]
     if not results:
         raise bad_log(display, "the promptfoo output file has no results", "rerun promptfoo eval")
-    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    config = as_dict(doc.get("config"))
     repeats = _repeat_count(config)
     prompt_ids = {(r.get("promptIdx"), ((r.get("prompt") or {}).get("label") if isinstance(r.get("prompt"), dict)
                                         else None)) for r in results}
-    providers = {}
+    providers: dict[str, set[Any]] = {}
     for r in results:
         p = r.get("provider")
         name = (p.get("label") or p.get("id")) if isinstance(p, dict) else p
@@ -169,7 +169,7 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
         position = i + 1
         p = r.get("provider")
         prov = (p.get("label") or p.get("id")) if isinstance(p, dict) else p
-        prompt = r.get("prompt") if isinstance(r.get("prompt"), dict) else {}
+        prompt = as_dict(r.get("prompt"))
         candidate = str(prov)
         if several_prompts:
             candidate = f"{prov}|{prompt.get('label') or r.get('promptIdx')}"
@@ -185,7 +185,7 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
             repeat = counter[key]
         reason = r.get("failureReason", 0)
         error = r.get("error")
-        named = r.get("namedScores") if isinstance(r.get("namedScores"), dict) else {}
+        named = as_dict(r.get("namedScores"))
         named_seen.update(map(str, named))
         if reason == _ERROR:
             outcome: Any = None
@@ -206,17 +206,17 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
             record["cost"] = r["cost"]
         usage = r.get("tokenUsage")
         if not isinstance(usage, dict):
-            resp = r.get("response") if isinstance(r.get("response"), dict) else {}
-            usage = resp.get("tokenUsage") if isinstance(resp.get("tokenUsage"), dict) else {}
+            resp = as_dict(r.get("response"))
+            usage = as_dict(resp.get("tokenUsage"))
         for src, dst in (("prompt", "input_tokens"), ("completion", "output_tokens"), ("total", "total_tokens")):
             if isinstance(usage.get(src), (int, float)) and not isinstance(usage.get(src), bool):
                 record[dst] = usage[src]
-        resp = r.get("response") if isinstance(r.get("response"), dict) else {}
+        resp = as_dict(r.get("response"))
         if "output" in resp:
             record["response"] = resp.get("output")
         for name, v in named.items():
             record[f"score.{name}"] = v
-        test = r.get("testCase") if isinstance(r.get("testCase"), dict) else {}
+        test = as_dict(r.get("testCase"))
         record["description"] = r.get("description", test.get("description"))
         vars_ = r.get("vars") if isinstance(r.get("vars"), dict) else test.get("vars")
         flatten_into(record, vars_, prefix="vars.")
@@ -226,7 +226,7 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
         raise bad_log(display, f"named score {metric!r} is not in the results; they have "
                       f"{', '.join(sorted(named_seen)) or 'none'}", "fix data.select.metric", key="select.metric",
                       got=metric, has_got=True)
-    stats = block.get("stats") if isinstance(block.get("stats"), dict) else {}
+    stats = as_dict(block.get("stats"))
     reported = None
     if all(isinstance(stats.get(k), (int, float)) for k in ("successes", "failures", "errors")):
         total = stats["successes"] + stats["failures"] + stats["errors"]
@@ -248,7 +248,7 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
         notes.append(diff)
     if missing:
         notes.append(f"{missing} result(s) are provider errors (failureReason 2): missing outcomes, not failures.")
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta = as_dict(doc.get("metadata"))
     provenance = {
         "tool": TOOL, "tool_version": meta.get("promptfooVersion"), "results_version": version,
         "container": "json", "files": [{"path": display, "sha256": digest}], "status": "success", "partial": False,
