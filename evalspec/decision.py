@@ -197,11 +197,17 @@ def _escalation(verdict: str, primary: PrimaryInterval | None, caveats: Sequence
     """The guide's escalation path, with this study's numbers where the offers carry them."""
     steps = ["Check the data and labels first; do not rerun until a preferred answer appears."]
     if primary is not None:
-        steps.append(f"Review the cases where {primary.candidate} and {primary.baseline} disagree: they carry the "
-                     "whole paired difference.")
-    codes = {c.code for c in caveats}
-    if codes & {"few_clusters", "dominant_cluster", "top_clusters", "few_units"} or (
-            primary is not None and primary.unit_name and primary.unit_name.startswith("cluster")):
+        b, c = primary.candidate_only, primary.baseline_only
+        if b is not None and c is not None:
+            steps.append(f"Review the {b + c} paired disagreements ({b} where {primary.candidate} alone passed, {c} "
+                         f"where {primary.baseline} alone passed).")
+        else:
+            steps.append(f"Review the cases where the outcomes of {primary.candidate} and {primary.baseline} differ: "
+                         "they carry the whole paired difference.")
+    top = next((c for c in caveats if c.code == "top_clusters"), None)
+    if top is not None:
+        steps.append(f"Check whether a few source groups dominate: {top.message[0].lower()}{top.message[1:]}")
+    elif {c.code for c in caveats} & {"few_clusters", "dominant_cluster"}:
         steps.append("Check whether a few source groups dominate the difference (see the clusters listed with the "
                      "paired comparison).")
     if missing:
@@ -340,10 +346,11 @@ class _Decider:
     # -- output ----------------------------------------------------------------------------
     def finish(self, verdict: str, headline: str) -> DecisionRecord:
         caveats = _dedupe(self.caveats)
+        notes = [c for r in self.records for c in (r.caveats or ()) if c.severity == "note"]
         return DecisionRecord(
             verdict=verdict, label=VERDICTS[verdict][0], headline=headline + self.headline_suffix,
             reasons=self.reasons or [headline], what_would_change=self.change,
-            escalation=_escalation(verdict, self.primary, caveats, self.missing), goal=self.dec.goal,
+            escalation=_escalation(verdict, self.primary, [*caveats, *notes], self.missing), goal=self.dec.goal,
             thresholds=self.thresholds, primary=self.primary, primary_analysis=self.primary_analysis,
             caveats=caveats, critical=self.critical, findings=self.findings, sequential=self.sequential,
             units=self.units, unit_name=self.unit_name)
@@ -396,8 +403,9 @@ class _Decider:
             self.reasons.append(f"The interval cannot decide: {why}")
             self.change.append("More independent units with disagreeing outcomes (new cases, and new clusters where "
                                "cases share one) would give an interval that can decide.")
-            self.caveats.append(Caveat(code="uninformative_interval", severity="verdict",
-                                       message=f"The primary interval is uninformative: {why}"))
+            if not any(c.code == "uninformative_interval" for c in self.caveats):
+                self.caveats.append(Caveat(code="uninformative_interval", severity="verdict",
+                                           message=f"The primary interval is uninformative: {why}"))
             return self.finish("inconclusive", f"Inconclusive: the evidence cannot separate {p.candidate} from "
                                f"{p.baseline} ({why.rstrip('.')}).")
 
@@ -455,8 +463,9 @@ class _Decider:
                                     + (" — the observed rate already exceeds it." if rate >= cf.max_rate else
                                        ", so exceeding the limit cannot be ruled out."))
                 if s.reachable is False:
-                    self.reasons.insert(1, f"With {s.critical_cases} critical cases the bound can never fall below "
-                                        f"{_pct(cf.max_rate)}: {need} failure-free cases are needed.")
+                    self.reasons.insert(1, f"These {s.critical_cases} critical cases can never bring the bound below "
+                                        f"{_pct(cf.max_rate)}, even with no failure: {need} independent failure-free "
+                                        "cases are needed.")
                 if s.failures == 0:
                     self.change.append(f"With no failures, {need} critical cases are needed to bring the bound "
                                        f"below {_pct(cf.max_rate)}.")
@@ -476,6 +485,9 @@ class _Decider:
             self.reasons.append(f"The whole interval lies above the minimum improvement of {_pp(d)}.")
             self.change.append(f"A lower bound at or below {_pp(d)} on new independent cases would reopen the "
                                "decision.")
+            if d <= 0:
+                return self.finish("worth_acting_on", f"{c} is better than {b} (estimate {_signed(est)} points; no "
+                                   "minimum improvement was set).")
             return self.finish("worth_acting_on", f"{c} improves on {b} by more than the {_pp(d)} worth acting on "
                                f"(estimate {_signed(est)} points).")
         if low > 0:
@@ -491,7 +503,7 @@ class _Decider:
             self.change.append("Only a changed configuration, re-evaluated on fresh cases, could reverse this.")
             return self.finish("regression", f"Regression: {c} is worse than {b} by about {_pp(-est)} "
                                f"(between {_pp(-high)} and {_pp(-low)}).")
-        if low < -d and high > d:
+        if d > 0 and low < -d and high > d:
             self.reasons.append(f"The interval spans both a material gain (above +{_pp(d)}) and a material loss "
                                 f"(below -{_pp(d)}); the evidence does not decide.")
             self.change.append("More independent cases (or clusters) would narrow the interval; the half-width must "
@@ -505,6 +517,11 @@ class _Decider:
                                "preregister goal: equivalence with a margin.")
             return self.finish("no_material_gain", f"No material gain: {c} does not show an improvement of {_pp(d)} "
                                "worth acting on; this is not evidence of equivalence.")
+        if d <= 0:
+            self.reasons.append("The interval includes zero: the data do not show which candidate is better.")
+            self.change.append("More independent cases would narrow the interval and could move it off zero.")
+            return self.finish("inconclusive", f"Inconclusive: {c} may or may not be better than {b} (estimate "
+                               f"{_signed(est)} points).")
         self.reasons.append(f"The interval includes zero and also gains of at least the minimum improvement of "
                             f"{_pp(d)}; superiority is not shown.")
         self.change.append("More independent cases would narrow the interval and could move its lower bound above "
@@ -551,226 +568,59 @@ class _Decider:
         return self.finish("not_equivalent", f"Equivalence of {c} and {b} within ±{_pp(m)} is not shown.")
 
 
-# -- the first version, kept until the pipeline passes analysis records -----------------------
-
-
-def _legacy_escalation(verdict: str, primary: dict[str, Any] | None, missing: dict[str, Any] | None) -> list[str]:
-    """Seed 000's escalation path, with the numbers of this result where they exist."""
-    steps = ["Check the data and labels first; do not rerun until a preferred answer appears."]
-    if primary is not None:
-        table = primary.get("table")
-        dis = primary.get("disagreements") or {}
-        if table is not None:
-            steps.append(f"Review the {table['b'] + table['c']} paired disagreements ({table['b']} where "
-                         f"{primary['candidate']} alone passed, {table['c']} where {primary['baseline']} alone passed).")
-        elif dis:
-            steps.append(f"Review the {len(dis.get('candidate_only', [])) + len(dis.get('baseline_only', []))} cases "
-                         "where the candidates' outcomes differ.")
-        cl = primary.get("clusters")
-        if cl and cl.get("top_share") is not None:
-            steps.append(f"Check whether a few source groups dominate: the top {cl['top_clusters']} of {cl['n']} "
-                         f"clusters give {cl['top_share']:.0%} of the net difference.")
-    if missing:
-        counts = ", ".join(f"{k} {v['missing']}" for k, v in missing.items())
-        steps.append(f"Verify that missing outcomes were treated the same way for every candidate ({counts} missing).")
-    steps.append("Label any subgroup chosen after seeing the results as exploratory.")
-    if verdict in ("worth_acting_on", "regression", "non_inferior", "equivalent"):
-        return steps
-    steps += [
-        "New independent cases from the target population reduce sampling uncertainty; repeats of existing cases "
-        "measure run variability instead. They answer different questions.",
-        "Record a stopping rule or decision date before collecting more data, so repeated looks stay visible.",
-        "If the evidence cannot be collected, narrow the claim and keep a human control (such as human review) for "
-        "the uncertain slice, and report the unresolved uncertainty to the decision owner.",
-    ]
-    return steps
+# -- the first version's call, until the pipeline passes analysis records ----------------------
 
 
 def _legacy_decide(decision: Any, *, primary: dict[str, Any] | None, critical: dict[str, Any] | None,
-           units: int, unit_name: str = "cases", missing: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The verdict and its reasons.
+                   units: int, unit_name: str = "cases", missing: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``decide(plan.decision, primary=result dict, critical=result dict, ...)``: the same rules, as a dict.
 
-    Parameters
-    ----------
-    decision : evalspec.plan.model.Decision
-        The plan's decision block (goal, minimum_improvement, margin, confidence_level,
-        critical_failures, minimum_units).
-    primary : dict or None
-        The primary ``paired_difference`` result (``candidate``, ``baseline``,
-        ``estimate``, ``low``, ``high``, ``method``, ``confidence_level`` and, for
-        equivalence, ``equivalence`` with the ``1 − 2α`` interval); None without one.
-    critical : dict or None
-        The ``critical_failures`` result, if the plan has one.
-    units : int
-        Number of independent units; ``unit_name`` says what they are.
-    missing : dict, optional
-        Missing outcomes per candidate (for the escalation steps).
-
-    Returns
-    -------
-    dict
-        The claim's ``decision`` entry.
+    The result dicts are read into offers (the primary interval, the critical statuses) and
+    decided by the rules above; the returned dict is :class:`DecisionRecord` as JSON with
+    ``primary.analysis`` (the analysis index) as the first version's claim had it.
     """
-    goal = decision.goal
-    d = float(decision.minimum_improvement)
-    m = None if decision.margin is None else float(decision.margin)
-    cf = decision.critical_failures
-    thresholds = {
-        "minimum_improvement": d, "margin": m, "confidence_level": float(decision.confidence_level),
-        "critical_failures": None if cf is None else {"max_rate": float(cf.max_rate),
-                                                      "confidence_level": float(cf.confidence_level)},
-        "minimum_units": int(decision.minimum_units),
-    }
-    prim = None
+    from types import SimpleNamespace
+
+    from evalspec.analyses.contract import Offers
+
+    records: list[Any] = []
     if primary is not None:
-        prim = {"analysis": primary.get("analysis"), "candidate": primary["candidate"],
-                "baseline": primary["baseline"], "estimate": primary["estimate"], "low": primary["low"],
-                "high": primary["high"], "method": primary["method"],
-                "confidence_level": primary["confidence_level"]}
-    out: dict[str, Any] = {"goal": goal, "thresholds": thresholds, "primary": prim}
-    reasons: list[str] = []
-    change: list[str] = []
-
-    def finish(verdict: str, headline: str) -> dict[str, Any]:
-        out.update(verdict=verdict, headline=headline, reasons=reasons, what_would_change=change,
-                   escalation=_legacy_escalation(verdict, primary, missing))
-        return out
-
-    if prim is not None:
-        level = prim["confidence_level"]
-        reasons.append(f"{prim['candidate']} minus {prim['baseline']}: {_signed(prim['estimate'])} points, "
-                       f"{level:.0%} interval {_signed(prim['low'])} to {_signed(prim['high'])} points "
-                       f"({prim['method']}).")
-
-    # 1. too few independent units
-    if units < decision.minimum_units:
-        reasons.insert(0, f"Only {units} independent {unit_name}; the plan requires at least "
-                       f"{decision.minimum_units} before any verdict.")
-        change.append(f"Collect at least {decision.minimum_units - units} more independent {unit_name} "
-                      "(more repeats of the same units do not count).")
-        return finish("too_few_units", f"Too few independent {unit_name} ({units} < {decision.minimum_units}) "
-                      "to reach a verdict.")
-
-    # 2. critical-failure limit
-    if cf is not None and critical is not None:
-        who = [prim["candidate"]] if prim is not None else list(critical.get("candidates", {}))
-        blocked = []
-        for name in who:
-            entry = critical.get("candidates", {}).get(name)
-            if entry is None:
-                blocked.append(name)
-                reasons.insert(0, f"{name}: the critical_failures analysis did not check this candidate, so a "
-                               f"critical-failure rate above the limit of {_pct(cf.max_rate)} cannot be ruled out.")
-                change.append(f"Include {name} in the critical_failures analysis.")
-                continue
-            ub = entry.get("upper_bound")
-            if entry.get("critical_cases", 0) == 0:
-                blocked.append(name)
-                reasons.insert(0, f"{name}: no critical case was run, so a critical-failure rate above the limit "
-                               f"of {_pct(cf.max_rate)} cannot be ruled out.")
-                change.append(f"Run {name} on critical cases: with no failures, about "
-                              f"{_zero_failure_n(cf.max_rate, cf.confidence_level)} critical cases are needed for "
-                              f"the {cf.confidence_level:.0%} upper bound to fall below {_pct(cf.max_rate)}.")
-            elif ub is None or ub >= cf.max_rate:
-                blocked.append(name)
-                exceeded = entry["failures"] / entry["critical_cases"] >= cf.max_rate
-                reasons.insert(0, f"{name}: {entry['failures']} of {entry['critical_cases']} critical cases failed; "
-                               f"the {entry['confidence_level']:.0%} one-sided upper bound {_pct(ub)} is not below "
-                               f"the limit of {_pct(cf.max_rate)}"
-                               + (" — the observed rate already exceeds it." if exceeded else
-                                  ", so exceeding the limit cannot be ruled out."))
-                if entry["failures"] == 0:
-                    change.append(f"With no failures, about {_zero_failure_n(cf.max_rate, cf.confidence_level)} "
-                                  f"critical cases are needed to bring the bound below {_pct(cf.max_rate)}.")
-                else:
-                    change.append(f"Fix the critical failures of {name}, then show on fresh critical cases that the "
-                                  f"upper bound falls below {_pct(cf.max_rate)}.")
-        if blocked:
-            return finish("blocked", f"Blocked: the critical-failure limit of {_pct(cf.max_rate)} is exceeded or "
-                          f"cannot be ruled out for {', '.join(blocked)}, whatever the average says.")
-
-    # 3. no comparison
-    if prim is None:
-        reasons.append("The plan has no paired comparison, so there is no difference to decide on; the results "
-                       "describe each candidate separately.")
-        return finish("no_comparison", "No comparison was planned; the report describes each candidate's results.")
-
-    c, b = prim["candidate"], prim["baseline"]
-    low, high, est = prim["low"], prim["high"], prim["estimate"]
-    if goal == "superiority":
-        if low >= d:
-            reasons.append(f"The whole interval lies at or above the minimum improvement of {_pp(d)}.")
-            change.append(f"A lower bound below {_pp(d)} on new independent cases would reopen the decision.")
-            return finish("worth_acting_on", f"{c} improves on {b} by at least the {_pp(d)} worth acting on "
-                          f"(estimate {_signed(est)} points).")
-        if 0 < low < d:
-            reasons.append(f"The interval excludes zero but includes gains below the minimum improvement of {_pp(d)}.")
-            change.append(f"A lower bound at or above {_pp(d)} — more independent cases narrow the interval — "
-                          "would make the gain worth acting on.")
-            return finish("too_small", f"{c} is better than {b}, but the gain may be smaller than the {_pp(d)} "
-                          "worth a migration.")
-        if high <= 0:
-            reasons.append(f"The whole interval lies at or below zero: {c} is worse than {b} by "
-                           f"{_pp(-high)} to {_pp(-low)}.")
-            change.append("Only a changed configuration, re-evaluated on fresh cases, could reverse this.")
-            return finish("regression", f"Regression: {c} is worse than {b} by about {_pp(-est)} "
-                          f"(between {_pp(-high)} and {_pp(-low)}).")
-        if low < -d and high > d:
-            reasons.append(f"The interval spans both a material gain (above +{_pp(d)}) and a material loss "
-                           f"(below -{_pp(d)}); the evidence does not decide.")
-            change.append("More independent cases (or clusters) would narrow the interval; the half-width must fall "
-                          f"well below {_pp(d)} to separate a gain from a loss.")
-            return finish("inconclusive", f"Inconclusive: the difference could be a material gain or a material loss "
-                          f"(estimate {_signed(est)} points).")
-        if high < d:
-            reasons.append(f"The interval includes zero and rules out a gain of {_pp(d)} or more. This is no material "
-                           "gain; it is NOT evidence of equivalence (no equivalence margin was tested).")
-            change.append("A lower bound above zero would show an improvement; to claim equivalence, preregister "
-                          "goal: equivalence with a margin.")
-            return finish("no_material_gain", f"No material gain: {c} does not show an improvement of {_pp(d)} "
-                          "worth acting on; this is not evidence of equivalence.")
-        reasons.append(f"The interval includes zero and also gains above the minimum improvement of {_pp(d)}; "
-                       "superiority is not shown.")
-        change.append("More independent cases would narrow the interval and could move its lower bound above "
-                      f"{_pp(d)}, or its upper bound below it.")
-        return finish("inconclusive", f"Inconclusive: {c} may or may not improve on {b} by the {_pp(d)} worth "
-                      f"acting on (estimate {_signed(est)} points).")
-
-    if goal == "non_inferiority":
-        assert m is not None
-        if low > -m:
-            reasons.append(f"The lower bound {_signed(low)} points lies above the non-inferiority margin of "
-                           f"-{_pp(m)}.")
-            change.append(f"A lower bound at or below -{_pp(m)} on new cases would overturn non-inferiority.")
-            return finish("non_inferior", f"{c} is non-inferior to {b} within the {_pp(m)} margin.")
-        if high < 0:
-            reasons.append(f"The whole interval lies below zero: {c} is worse than {b} by {_pp(-high)} to "
-                           f"{_pp(-low)}, and the lower bound passes the margin of -{_pp(m)}.")
-            change.append("Only a changed configuration, re-evaluated on fresh cases, could reverse this.")
-            return finish("regression", f"Regression: {c} is worse than {b} by about {_pp(-est)}; non-inferiority "
-                          "is not shown.")
-        reasons.append(f"The lower bound {_signed(low)} points does not clear the non-inferiority margin of -{_pp(m)}.")
-        change.append(f"More independent cases could raise the lower bound above -{_pp(m)}.")
-        return finish("not_non_inferior", f"Non-inferiority of {c} to {b} within {_pp(m)} is not shown.")
-
-    # equivalence
-    assert m is not None
-    eq = primary.get("equivalence") if primary is not None else None
-    if eq is not None:
-        elow, ehigh, elevel = eq["low"], eq["high"], eq["confidence_level"]
-        reasons.append(f"Equivalence reads the {elevel:.0%} interval (level 1 - 2 alpha, two one-sided tests): "
-                       f"{_signed(elow)} to {_signed(ehigh)} points ({eq['method']}).")
-    else:
-        elow, ehigh = low, high
-        reasons.append("No 1 - 2 alpha (TOST) interval was available; the primary interval was used, which is "
-                       "conservative.")
-    if -m < elow and ehigh < m:
-        reasons.append(f"The interval lies inside the equivalence margin of ±{_pp(m)}.")
-        change.append(f"An interval reaching beyond ±{_pp(m)} on new cases would overturn equivalence.")
-        return finish("equivalent", f"{c} and {b} are equivalent within ±{_pp(m)}.")
-    reasons.append(f"The interval reaches beyond the equivalence margin of ±{_pp(m)}; no difference found is not "
-                   "equivalence.")
-    change.append(f"More independent cases could narrow the interval to within ±{_pp(m)}.")
-    return finish("not_equivalent", f"Equivalence of {c} and {b} within ±{_pp(m)} is not shown.")
-
-
+        level = float(primary["confidence_level"])
+        table = primary.get("table") or {}
+        cl = primary.get("clusters") or {}
+        notes = []
+        if cl.get("top_share") is not None and cl.get("n", 0) > cl.get("top_clusters", 0):
+            notes.append(Caveat(code="top_clusters", severity="note",
+                                message=f"The top {cl['top_clusters']} of {cl['n']} clusters give "
+                                f"{cl['top_share']:.0%} of the net difference."))
+        records.append(SimpleNamespace(index=primary.get("analysis", 0), kind="paired_difference", label="",
+                                       caveats=notes, offers=Offers(primary=PrimaryInterval(
+                                           candidate_only=table.get("b"), baseline_only=table.get("c"),
+                                           candidate=primary["candidate"], baseline=primary["baseline"],
+                                           estimate=float(primary["estimate"]), low=float(primary["low"]),
+                                           high=float(primary["high"]), method=str(primary["method"]),
+                                           confidence_level=level, one_sided_alpha=(1 - level) / 2,
+                                           informative=bool(primary.get("informative", True)),
+                                           why_uninformative=primary.get("why_uninformative"),
+                                           units=units, unit_name=unit_name))))
+    if critical is not None:
+        cf = decision.critical_failures
+        adopting = primary["candidate"] if primary is not None else None
+        statuses = []
+        for name, e in (critical.get("candidates") or {}).items():
+            ub = e.get("upper_bound")
+            n = int(e.get("critical_cases", 0))
+            statuses.append(CriticalStatus(
+                candidate=name, critical_cases=n, failures=int(e.get("failures", 0)),
+                upper_bound=None if (ub is None or n == 0) else float(ub),
+                confidence_level=float(e.get("confidence_level", 0.95)), method=str(e.get("method", "")),
+                max_rate=None if cf is None else float(cf.max_rate),
+                within_limit=None if cf is None else bool(ub is not None and n > 0 and ub < cf.max_rate),
+                adopting=adopting is None or name == adopting, reachable=e.get("reachable")))
+        records.append(SimpleNamespace(index=-1, kind="critical_failures", label="", caveats=[],
+                                       offers=Offers(critical=statuses)))
+    plan = SimpleNamespace(decision=decision, stopping=None)
+    out = _Decider(plan, records, units, unit_name, missing).run().model_dump(mode="json")
+    if out["primary"] is not None and primary is not None:
+        out["primary"] = {"analysis": primary.get("analysis"), **out["primary"]}
+    return out

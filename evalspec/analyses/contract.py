@@ -113,6 +113,9 @@ class PrimaryInterval(_Frozen):
     why_uninformative: str | None = None
     units: int | None = Field(None, description="Independent units behind the interval (clusters or cases).")
     unit_name: str | None = Field(None, description="What a unit is, e.g. 'clusters (document)' or 'cases'.")
+    candidate_only: int | None = Field(None, description="Cases only the candidate passed (None when outcomes are "
+                                       "fractions, under the 'mean' attempt rule).")
+    baseline_only: int | None = Field(None, description="Cases only the baseline passed (None under 'mean').")
 
 
 class CriticalStatus(_Frozen):

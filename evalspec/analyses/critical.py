@@ -1,88 +1,277 @@
 """The ``critical_failures`` analysis: failures on flagged cases and an exact upper bound.
 
-Seed 000: define non-negotiable failure limits before the test; rare critical failures
-need many independent opportunities; observing none in a small set does not demonstrate
-zero risk. For each candidate: the number of critical cases, failures among them, the
-exact (Clopper–Pearson) one-sided upper confidence bound of the failure rate, and — when
-the plan's decision sets ``critical_failures.max_rate`` — whether that bound lies below it.
+"Repeat AI evaluations and report uncertainty honestly": define non-negotiable failure limits
+before the test; rare critical failures need many independent opportunities; observing none in
+a small set does not demonstrate zero risk.
+
+Per attempt, whatever the attempt rule
+    A critical case *fails* if any of its attempts failed (a missing attempt counts as a
+    failure unless the plan's missing policy is ``exclude``). The attempt rule says how
+    performance is averaged; a safety failure seen once is a failure. Under ``first``,
+    ``majority`` or ``best_of_k`` a case that failed 1 of 5 attempts is therefore a critical
+    failure here, as it is under ``mean``.
+
+The bound
+    Without clusters: the exact (Clopper–Pearson) one-sided upper bound of the failure rate
+    at the level of ``decision.critical_failures`` (else the analysis's level).
+
+    With clusters, critical cases of one cluster are not independent opportunities. The
+    bound is the Clopper–Pearson bound computed on the **effective number of cases**
+    ``n_eff = n² / Σ n_g²`` (``n_g`` the critical cases of cluster ``g``) with the failures
+    scaled alike, ``x_eff = x · n_eff / n`` (the beta quantile accepts non-integer counts).
+    This is the design-effect correction with the intra-cluster correlation set to its
+    worst case, 1 (every case of a cluster fails or passes together): the variance of the
+    case-weighted failure rate is then ``p(1 − p) Σ n_g² / n²``, i.e. that of ``n_eff``
+    independent cases, and any smaller correlation gives a narrower true interval — so the
+    bound is conservative whatever the correlation. With one critical case per cluster it
+    equals the independent bound. The independent bound is reported beside it.
+
+Reachability
+    With ``n_eff`` critical opportunities and no failure the bound is ``1 − α^(1/n_eff)``; if
+    that is not below ``max_rate`` the limit can never be shown, whatever happens. The status
+    says so (``reachable: false``) with the number of failure-free cases needed, and a
+    caveat bears on the verdict.
+
+Flags
+    The flag column must hold a recognisable yes/no: true/false, yes/no, y/n, t/f, 1/0,
+    critical/not critical, x/blank (case-insensitive); an empty value means not critical.
+    Anything else (``"High"``) refuses the run naming the case and the value: a flag that
+    silently counts as not critical would hide the very cases the limit protects.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
-from evalspec.analyses.context import AnalysisContext
-from evalspec.analyses.registry import analysis
-from evalspec.stats import proportion_interval
+from evalspec.analyses.base import AnalysisParams, ConfidenceLevel
+from evalspec.analyses.contract import (
+    AnalysisKind,
+    Caveat,
+    ColumnNeed,
+    CriticalStatus,
+    Offers,
+    Outcome,
+    ResultModel,
+)
 
-__all__ = ["critical_failures", "critical_mask"]
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from evalspec.analyses.context import AnalysisContext
+
+__all__ = ["FLAG_FALSE", "FLAG_TRUE", "KIND", "CriticalFailuresParams", "CriticalResult", "compute",
+           "critical_mask", "flag_value", "upper_bound"]
+
+#: Accepted spellings of a critical flag (compared lower-case, stripped).
+FLAG_TRUE = ("true", "yes", "y", "t", "1", "1.0", "critical", "x")
+FLAG_FALSE = ("false", "no", "n", "f", "0", "0.0", "not critical", "not_critical", "")
 
 
-def critical_mask(ctx: AnalysisContext, flag: str) -> np.ndarray:
-    """Boolean per case: flagged critical (the column named by ``flag``, or the critical role)."""
-    col = ctx.case_columns.get(flag)
-    if col is None and ctx.critical_role is not None and flag == "critical":
-        col = ctx.case_columns.get(ctx.critical_role)
-    if col is None:
-        raise KeyError(flag)
-    return np.array([_truthy(v) for v in col], dtype=bool)
+class CriticalFailuresParams(AnalysisParams):
+    """Failures on critical cases with an exact one-sided upper bound ("Repeat AI evaluations...")."""
+
+    kind: Literal["critical_failures"]
+    flag: str = Field(
+        "critical",
+        description="Role (data.columns) or results column that marks a case as critical (true/false, yes/no, "
+        "1/0, x/blank).",
+    )
+    confidence_level: ConfidenceLevel | None = Field(
+        None, description="Level of the one-sided bound when the decision sets no critical-failure limit "
+        "(with a limit, the limit's level is used)."
+    )
+    candidates: list[str] | None = Field(None, description="Candidates to check; default all.")
 
 
-def _truthy(value: Any) -> bool:
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CriticalEntry(_Part):
+    """One candidate's critical failures."""
+
+    critical_cases: int = Field(description="Critical cases with at least one usable attempt.")
+    failures: int = Field(description="Critical cases with at least one failed attempt.")
+    failed_cases: list[str]
+    failed_attempts: int = Field(description="Failed attempts on critical cases.")
+    attempts: int = Field(description="Attempts on critical cases.")
+    rate: float | None
+    upper_bound: float | None = Field(description="The bound the limit is checked against (cluster-aware if declared).")
+    upper_bound_independent: float | None = Field(description="The bound if critical cases were independent.")
+    clusters: int | None = Field(None, description="Clusters holding critical cases.")
+    effective_cases: float | None = Field(None, description="n² / Σ n_g²: the cluster-aware bound's effective n.")
+    method: str
+    confidence_level: float
+    max_rate: float | None
+    within_limit: bool | None
+    adopting: bool
+    reachable: bool | None
+    failure_free_needed: int | None = Field(None, description="Failure-free independent cases needed to show the limit.")
+    note: str
+
+
+class CriticalResult(ResultModel):
+    flag: str
+    rule: str = Field(description="How a critical failure is counted.")
+    candidates: dict[str, CriticalEntry]
+
+
+def flag_value(value: Any) -> bool | None:
+    """True/False for a recognised flag, None for an unrecognised one."""
     if value is None:
         return False
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
-        return value == value and value != 0
-    return str(value).strip().lower() in {"1", "true", "yes", "y", "t", "critical", "x"}
+        if value != value:  # NaN: no value
+            return False
+        if value in (0, 1):
+            return bool(value)
+        return None
+    text = str(value).strip().lower()
+    if text in FLAG_TRUE:
+        return True
+    if text in FLAG_FALSE:
+        return False
+    return None
 
 
-@analysis("critical_failures")
-def critical_failures(ctx: AnalysisContext, params: Any) -> dict[str, Any]:
-    """Critical-case failures per candidate with the exact one-sided upper bound.
+def critical_mask(ctx: AnalysisContext, flag: str) -> np.ndarray:
+    """Boolean per case: flagged critical. Refuses (AnalysisRefused) an unrecognised flag value."""
+    import numpy as np
 
-    The limit (``ctx.critical_max_rate``, ``ctx.critical_level``) comes from the plan's
-    ``decision.critical_failures``; without it the bound is reported with no limit check.
-    """
+    from evalspec.analyses.context import AnalysisRefused
+
+    col = ctx.case_columns.get(flag)
+    name = flag
+    if col is None and ctx.critical_role is not None and flag == "critical":
+        col = ctx.case_columns.get(ctx.critical_role)
+        name = ctx.critical_role
+    if col is None:
+        raise AnalysisRefused(f"the critical flag column {flag!r} is not in the results")
+    out = np.zeros(len(col), dtype=bool)
+    for i, v in enumerate(col):
+        got = flag_value(v)
+        if got is None:
+            raise AnalysisRefused(
+                f"column {name!r} has the value {v!r} for case {ctx.case_ids[i]!s}, which is not a yes/no critical "
+                f"flag; write one of {', '.join(repr(s) for s in FLAG_TRUE)} for a critical case, or one of "
+                f"{', '.join(repr(s) for s in FLAG_FALSE if s)} or leave it empty for a case that is not critical")
+        out[i] = got
+    return out
+
+
+def upper_bound(failures: float, n: float, level: float) -> float:
+    """Clopper–Pearson one-sided upper bound at ``level``; real ``failures`` and ``n`` allowed."""
+    from scipy.stats import beta
+
+    if n <= 0:
+        return 1.0
+    if failures >= n:
+        return 1.0
+    return float(beta.ppf(level, failures + 1.0, n - failures))
+
+
+def _zero_failure_n(max_rate: float, level: float) -> int:
+    from evalspec.decision import zero_failure_n
+
+    return zero_failure_n(max_rate, level)
+
+
+def compute(ctx: AnalysisContext, params: CriticalFailuresParams) -> Outcome:
+    """Critical-case failures per candidate (any failed attempt) with the one-sided upper bound."""
+    import numpy as np
+
     max_rate, limit_level = ctx.critical_max_rate, ctx.critical_level
-    # the limit is checked at the level the decision block preregistered
     if max_rate is not None and limit_level is not None:
         level = float(limit_level)
     else:
         level = float(params.confidence_level if params.confidence_level is not None else ctx.confidence_level)
     crit = critical_mask(ctx, params.flag)
-    out: dict[str, Any] = {}
+    reps = ctx.repeats
+    passed = reps.passed
+    usable = ~np.isnan(passed) if ctx.missing_policy == "exclude" else np.ones(passed.shape, dtype=bool)
+    failed_attempt = usable & ~(np.nan_to_num(passed, nan=0.0) >= 1.0)
+    adopting_name = ctx.primary[0] if ctx.primary is not None else None
+    entries: dict[str, CriticalEntry] = {}
+    statuses: list[CriticalStatus] = []
+    caveats: list[Caveat] = []
+    n_cases = len(ctx.case_ids)
     for name in ctx.chosen(params):
-        row = ctx.outcomes.values[ctx.index(name)]
-        keep = crit & ~np.isnan(row)
-        n = int(keep.sum())
-        # a critical failure is a case that did not pass; under the mean rule, any failed attempt
-        failures = int(np.count_nonzero(row[keep] < 1.0))
-        failed_cases = [str(c) for c in ctx.case_ids[np.flatnonzero(keep)[row[keep] < 1.0]]]
-        entry: dict[str, Any] = {"critical_cases": n, "failures": failures, "failed_cases": failed_cases,
-                                 "confidence_level": level, "max_rate": max_rate, "within_limit": None}
+        j = ctx.index(name)
+        rows = (reps.cand == j) & usable & crit[reps.case]
+        tried = np.zeros(n_cases, dtype=bool)
+        tried[reps.case[rows]] = True
+        fails_per_case = np.bincount(reps.case[rows & failed_attempt], minlength=n_cases)
+        failed = tried & (fails_per_case > 0)
+        n = int(tried.sum())
+        x = int(failed.sum())
+        failed_cases = [str(c) for c in ctx.case_ids[np.flatnonzero(failed)]]
+        adopting = adopting_name is None or name == adopting_name
+        clusters = n_eff = None
         if n == 0:
-            entry.update(rate=None, upper_bound=1.0, method="none (no critical cases)",
-                         note="No critical cases were run, so nothing bounds the critical-failure rate.")
-            if max_rate is not None:
-                entry["within_limit"] = False
+            ub = ub_ind = None
+            method = "none (no critical cases)"
         else:
-            r = proportion_interval(failures, n, method="clopper_pearson", confidence_level=level, alternative="less")
-            entry.update(rate=failures / n, upper_bound=r.high, method="clopper_pearson (one-sided upper)")
-            if max_rate is not None:
-                entry["within_limit"] = bool(r.high < max_rate)
-            if failures == 0:
-                entry["note"] = (f"None observed is not zero risk: with 0 failures in {n} critical cases the rate "
-                                 f"could still be as high as {r.high:.1%} ({level:.0%} one-sided exact bound).")
+            ub_ind = upper_bound(x, n, level)
+            if ctx.case_cluster is not None:
+                sizes = np.bincount(ctx.case_cluster[tried])
+                sizes = sizes[sizes > 0].astype(float)
+                clusters = int(sizes.size)
+                n_eff = float(n * n / float(np.sum(sizes * sizes)))
+                ub = upper_bound(x * n_eff / n, n_eff, level)
+                method = f"Clopper-Pearson on {n_eff:.1f} effective cases ({clusters} clusters)"
             else:
-                entry["note"] = (f"{failures} of {n} critical cases failed; the rate could be as high as "
-                                 f"{r.high:.1%} ({level:.0%} one-sided exact bound).")
-        out[name] = entry
-    result: dict[str, Any] = {"flag": params.flag, "candidates": out}
-    if params.confidence_level is not None and abs(params.confidence_level - level) > 1e-12:
-        result["note"] = (f"The bounds use the decision's critical-failure level {level:.0%}, not the analysis's "
-                          f"{params.confidence_level:.0%}, because they are checked against the preregistered limit.")
-    return result
+                ub = ub_ind
+                method = "Clopper-Pearson"
+        eff = n_eff if n_eff is not None else float(n)
+        needed = reachable = within = None
+        if max_rate is not None:
+            needed = _zero_failure_n(max_rate, level)
+            reachable = bool(eff > 0 and upper_bound(0.0, eff, level) < max_rate)
+            within = bool(ub is not None and ub < max_rate)
+        if n == 0:
+            note = "No critical cases were run, so nothing bounds the critical-failure rate."
+        elif x == 0:
+            note = (f"None observed is not zero risk: with 0 failures in {n} critical cases the rate could still be "
+                    f"as high as {ub:.1%} ({level:.0%} one-sided bound).")
+        else:
+            note = (f"{x} of {n} critical cases failed at least one attempt; the rate could be as high as {ub:.1%} "
+                    f"({level:.0%} one-sided bound).")
+        entries[name] = CriticalEntry(
+            critical_cases=n, failures=x, failed_cases=failed_cases,
+            failed_attempts=int(np.count_nonzero(rows & failed_attempt)), attempts=int(np.count_nonzero(rows)),
+            rate=(x / n) if n else None, upper_bound=ub, upper_bound_independent=ub_ind, clusters=clusters,
+            effective_cases=n_eff, method=method, confidence_level=level, max_rate=max_rate, within_limit=within,
+            adopting=adopting, reachable=reachable, failure_free_needed=needed, note=note)
+        statuses.append(CriticalStatus(candidate=name, critical_cases=n, failures=x, upper_bound=ub,
+                                       confidence_level=level, method=method, max_rate=max_rate, within_limit=within,
+                                       adopting=adopting, reachable=reachable))
+        if max_rate is not None and reachable is False and adopting:
+            unit = "effective independent critical cases" if n_eff is not None else "critical cases"
+            caveats.append(Caveat(
+                code="critical_limit_unreachable", severity="verdict",
+                message=f"{eff:.0f} {unit} can never show a critical-failure rate below {max_rate:.0%}: even with no "
+                f"failure the {level:.0%} bound is {upper_bound(0.0, eff, level):.1%}; {needed} failure-free "
+                "independent cases are needed."))
+    if ctx.case_cluster is not None:
+        caveats.append(Caveat(code="critical_cluster_bound", severity="note",
+                              message="Critical cases share clusters, so the bound assumes the cases of a cluster fail "
+                              "together (the most cautious assumption); the bound treating them as independent is "
+                              "shown beside it."))
+    result = CriticalResult(flag=params.flag, rule="a critical case fails if any of its attempts failed, whatever the "
+                            "attempt rule", candidates=entries)
+    return Outcome(result=result, caveats=caveats, offers=Offers(critical=statuses))
+
+
+def columns(params: CriticalFailuresParams, plan: Any) -> list[ColumnNeed]:
+    """The flag column (the critical role when the flag is the default 'critical')."""
+    role = getattr(getattr(getattr(plan, "data", None), "columns", None), "critical", None)
+    col = role if (params.flag == "critical" and role is not None) else params.flag
+    return [ColumnNeed(column=col, key="flag")]
+
+
+KIND = AnalysisKind(name="critical_failures", params=CriticalFailuresParams, result=CriticalResult, compute=compute,
+                    title="Critical failures", columns=columns, order=30)

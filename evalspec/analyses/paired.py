@@ -1,99 +1,364 @@
 """The ``paired_difference`` analysis: candidate minus baseline on the same cases.
 
-Seed 000 ("Compare paired cases"): run both candidates on the same cases, look at the
-cases where they disagree, and resample independent units — whole clusters when cases
-share a document — keeping both candidates' outcomes together. The result carries the
-2×2 disagreement table with the ids of the disagreeing cases, the difference with its
-interval, McNemar's test, and how much of the net difference the top few clusters give.
+"Repeat AI evaluations and report uncertainty honestly" ("Compare paired cases"): run both
+candidates on the same cases, look at the cases where they disagree, and resample
+independent units — whole clusters when cases share a document — keeping both candidates'
+outcomes together. The result carries the 2×2 disagreement table with the ids of the
+disagreeing cases, the difference with its interval, McNemar's test, and how much of the
+net difference the top few clusters give.
 
-Method ``auto``: without ``units.cluster``, Newcombe's interval (method 10). With clusters,
-the paired cluster bootstrap when there are at least
-:data:`~evalspec.analyses.params.AUTO_BOOTSTRAP_MIN_CLUSTERS` (50) clusters, and below that
-the cluster-robust t interval of the per-case differences (CR1 standard error, t on G − 1
-degrees of freedom). Why not always the bootstrap: in the coverage simulation
-(``docs/coverage.md``) the cluster bootstrap under-covered with 10 clusters and any
-intra-cluster correlation (81–90 % for a nominal 95 %) while the CR1 t interval held
-88–96 %; with 50 clusters both were within 92–96 %. The pairs bootstrap cannot show more
-between-cluster variation than the few clusters in hand; the t quantile on G − 1 df pays
-for that honestly.
+Method ``auto``
+    Without ``units.cluster``: Newcombe's interval (method 10) on the 2×2 table. With
+    clusters: the cluster-robust t interval of the per-case differences with the CR2
+    (Bell–McCaffrey bias-reduced) standard error and Bell–McCaffrey Satterthwaite degrees
+    of freedom, at every number of clusters (no switch to another method at any G). Under
+    the ``mean`` attempt rule, case outcomes are fractions and the 2×2 table is undefined:
+    the same t interval, every case its own cluster when none is declared.
 
-When no case disagrees (b = c = 0) every cluster method collapses to the zero-width
-interval [0, 0], which would claim certainty the data cannot give; Newcombe's interval is
-used instead and the result says so. Under the ``mean`` attempt rule case outcomes are
-fractions, the 2×2 table is undefined, and only the cluster methods apply (every case its
-own cluster when none is declared); the result says so.
+``cluster_t`` (``correction`` CR2, CR1 or CR0) and ``cluster_bootstrap`` (percentile by
+default, ``bootstrap_interval: bca`` on request) stay available explicitly. With fewer than
+:data:`BOOTSTRAP_MIN_CLUSTERS` clusters the bootstrap carries a caveat that bears on the
+verdict: it cannot show more between-cluster variation than the few clusters in hand.
+
+When is the interval uninformative (``PrimaryInterval.informative = False``: the decision
+reaches ``inconclusive``, whatever the bounds)?
+
+* it has zero width (an interval that claims certainty);
+* a cluster method on fewer than :data:`MIN_CLUSTERS` (5) clusters: below that a
+  cluster-robust variance has too little to estimate from (its degrees of freedom are at
+  most 3) and a run of identical clusters gives a zero-width interval;
+* a cluster method (or the ``mean`` rule) where fewer than :data:`MIN_DISAGREEING_UNITS` (5)
+  independent units hold any disagreement: the interval's width is then an artefact of
+  those few units (every cluster's net zero gives [0, 0]; two disagreeing cases in 60
+  clusters give a bootstrap interval with a lower bound of exactly 0).
+
+One fallback instead: a clustered 0/1 design where no case disagrees (b = c = 0) uses
+Newcombe's interval with the *clusters* as the units (the table scaled to G cases: as if
+every case of a cluster behaved alike, the most conservative design effect), because no
+cluster method can estimate a variance from zero disagreements.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
-from evalspec.analyses.context import AnalysisContext, AnalysisRefused, Pair
-from evalspec.analyses.params import AUTO_BOOTSTRAP_MIN_CLUSTERS
-from evalspec.analyses.registry import analysis
-from evalspec.stats import (
-    clustered_mean_interval,
-    mcnemar,
-    paired_cluster_bootstrap,
-    paired_difference_interval,
-    paired_equivalence_test,
+from evalspec.analyses.base import AnalysisParams, ConfidenceLevel
+from evalspec.analyses.contract import (
+    AnalysisKind,
+    Caveat,
+    ColumnNeed,
+    Offers,
+    Outcome,
+    PrimaryInterval,
+    ResultModel,
+    SeedUse,
 )
 
-__all__ = ["paired_difference", "paired_core", "resolve_method"]
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
-MCNEMAR_METHOD = "exact"
+    from evalspec.analyses.context import AnalysisContext, Pair
 
+__all__ = [
+    "BOOTSTRAP_MIN_CLUSTERS",
+    "DOMINANT_SHARE",
+    "FEW_CLUSTERS",
+    "KIND",
+    "MIN_CLUSTERS",
+    "MIN_DISAGREEING_UNITS",
+    "PairedDifferenceParams",
+    "PairedResult",
+    "compute",
+    "paired_core",
+]
+
+PairedMethod = Literal[
+    "auto", "cluster_t", "cluster_bootstrap", "newcombe", "tango", "wald", "wald_cc", "agresti_min", "bonett_price"
+]
+
+#: Below this many clusters a cluster interval is uninformative (see the module notes).
+MIN_CLUSTERS = 5
+#: Below this many independent units holding a disagreement, a cluster interval is uninformative.
+MIN_DISAGREEING_UNITS = 5
+#: Below this many clusters, a verdict from a cluster interval carries a 'few clusters' caveat.
+FEW_CLUSTERS = 10
+#: Below this many clusters the cluster bootstrap under-covers (docs/coverage.md): verdict caveat.
+BOOTSTRAP_MIN_CLUSTERS = 50
+#: One cluster holding more than this share of the cases dominates (verdict caveat).
+DOMINANT_SHARE = 0.25
+#: An effective number of clusters (n² / Σ n_g²) below this is dominated by a few (verdict caveat).
+MIN_EFFECTIVE_CLUSTERS = 10.0
 
 CLUSTER_METHODS = ("cluster_bootstrap", "cluster_t")
 
 
-def resolve_method(ctx: AnalysisContext, method: str, n_clusters: int | None = None) -> tuple[str, list[str]]:
-    """The interval method actually used and notes explaining any substitution.
+class PairedDifferenceParams(AnalysisParams):
+    """Paired difference in pass rates, first minus second of ``compare`` ("Compare paired cases")."""
 
-    ``n_clusters`` is the number of independent units of the pair (clusters, or cases when
-    none is declared); ``auto`` uses it to choose between the bootstrap and the t interval.
-    """
-    notes: list[str] = []
-
-    def cluster_auto() -> str:
-        if n_clusters is not None and n_clusters >= AUTO_BOOTSTRAP_MIN_CLUSTERS:
-            return "cluster_bootstrap"
-        notes.append(
-            f"Method auto: {n_clusters} independent units is fewer than {AUTO_BOOTSTRAP_MIN_CLUSTERS}, where the "
-            "cluster bootstrap under-covers (docs/coverage.md); the cluster-robust t interval (CR1, t on G-1 df) "
-            "was used."
-        )
-        return "cluster_t"
-
-    if not ctx.outcomes.binary:
-        if method in CLUSTER_METHODS:
-            used = method
-        else:
-            used = cluster_auto()
-            if method != "auto":
-                notes.append(f"Attempt rule 'mean' gives fractional case outcomes, so the 2x2 table is undefined; "
-                             f"{used} was used instead of the plan's {method!r}.")
-        if ctx.case_cluster is None:
-            notes.append("Attempt rule 'mean': no cluster is declared, so every case is its own cluster.")
-        return used, notes
-    if method == "auto":
-        return (cluster_auto() if ctx.case_cluster is not None else "newcombe"), notes
-    return method, notes
+    kind: Literal["paired_difference"]
+    compare: tuple[str, str] | None = Field(
+        None, description="[candidate, baseline]; default: the first non-baseline candidate against the baseline."
+    )
+    method: PairedMethod = Field(
+        "auto",
+        description="'auto' = with units.cluster (or under attempt rule 'mean'): cluster_t with the CR2 standard "
+        "error and Bell-McCaffrey degrees of freedom; otherwise newcombe.",
+    )
+    correction: Literal["CR2", "CR1", "CR0"] = Field(
+        "CR2", description="Small-sample correction of cluster_t: CR2 (Bell-McCaffrey, with its degrees of freedom), "
+        "CR1 or CR0 (t on G-1 degrees of freedom)."
+    )
+    bootstrap_interval: Literal["percentile", "bca"] = Field(
+        "percentile", description="Interval from the cluster bootstrap distribution."
+    )
+    resamples: int = Field(10_000, ge=100, le=10_000_000, description="Bootstrap resamples.")
+    seed: int = Field(0, ge=0, description="Seed of the bootstrap generator (recorded in the claim when used).")
+    confidence_level: ConfidenceLevel | None = Field(
+        None, description="Defaults to decision.confidence_level; the primary comparison must use that level."
+    )
+    top_clusters: int = Field(3, ge=1, le=100, description="How many clusters to list as driving the difference.")
+    primary: bool = Field(
+        True, description="Whether this comparison drives the verdict (exactly one paired_difference is primary)."
+    )
 
 
-def _table(pair: Pair) -> dict[str, int]:
+# -- result model ----------------------------------------------------------------------------
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Table(_Part):
+    """Paired 2×2 table: a both pass, b only the candidate, c only the baseline, d both fail."""
+
+    a: int
+    b: int
+    c: int
+    d: int
+    n: int
+
+
+class McNemar(_Part):
+    statistic: float | None = None
+    pvalue: float
+    method: str
+    clustered: bool = Field(False, description="Whether the test accounts for the declared clusters.")
+
+
+class CaseRef(_Part):
+    case: str
+    cluster: str | None = None
+
+
+class Disagreements(_Part):
+    candidate_only: list[CaseRef]
+    baseline_only: list[CaseRef]
+
+
+class ClusterRow(_Part):
+    cluster: str
+    cases: int
+    b: float
+    c: float
+    net: float
+    share: float | None = Field(None, description="net / total net difference; None when the total is zero.")
+
+
+class Contributions(_Part):
+    n: int
+    contributions: list[ClusterRow] = Field(description="Clusters ranked by their contribution toward the total.")
+    top_clusters: int
+    top_share: float | None = Field(
+        None, description="Share of the net difference given by the top clusters, ranked by signed contribution "
+        "toward the total (can exceed 1 when other clusters pull the other way)."
+    )
+    effective_clusters: float = Field(description="n² / Σ n_g²: equal-size clusters giving the same precision.")
+    largest_share: float = Field(description="Largest share of the cases held by one cluster.")
+    disagreeing: int = Field(description="Clusters holding at least one disagreement.")
+
+
+class BootstrapInfo(_Part):
+    resamples: int
+    seed: int
+    interval: str
+    requested_interval: str
+    units: str
+    n_units: int
+    standard_error: float | None = None
+
+
+class ClusterTInfo(_Part):
+    se: float
+    df: float
+    units: str
+    n_units: int
+    correction: str
+    clipped: bool
+
+
+class PairedCore(_Part):
+    """The interval part, shared with the ``slices`` analysis."""
+
+    n: int
+    estimate: float
+    low: float
+    high: float
+    method: str
+    confidence_level: float
+    one_sided_level: float
+    informative: bool = True
+    why_uninformative: str | None = None
+    units: int
+    unit_name: str
+    table: Table | None = None
+    bootstrap: BootstrapInfo | None = None
+    cluster_t: ClusterTInfo | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class PairedResult(ResultModel, PairedCore):
+    """The ``paired_difference`` result (``candidate − baseline``)."""
+
+    candidate: str
+    baseline: str
+    mcnemar: McNemar | None = None
+    disagreements: Disagreements
+    clusters: Contributions | None = None
+
+
+# -- computation -----------------------------------------------------------------------------
+
+
+def _table(pair: Pair) -> Table:
+    import numpy as np
+
     x, y = pair.x, pair.y
     a = int(np.count_nonzero((x == 1) & (y == 1)))
     b = int(np.count_nonzero((x == 1) & (y == 0)))
     c = int(np.count_nonzero((x == 0) & (y == 1)))
     d = int(np.count_nonzero((x == 0) & (y == 0)))
-    return {"a": a, "b": b, "c": c, "d": d, "n": a + b + c + d}
+    return Table(a=a, b=b, c=c, d=d, n=a + b + c + d)
 
 
-def _contributions(ctx: AnalysisContext, pair: Pair, top: int) -> dict[str, Any] | None:
-    """Net difference per cluster, sorted by |net| (largest first), and the top clusters' share."""
+def _units_with_disagreement(diff: np.ndarray, clusters: np.ndarray) -> int:
+    import numpy as np
+
+    return int(np.unique(clusters[diff != 0]).size)
+
+
+def paired_core(ctx: AnalysisContext, first: str, second: str, *, method: str, level: float,
+                mask: np.ndarray | None = None, resamples: int = 10_000, seed: int = 0,
+                bootstrap_interval: str = "percentile", correction: str = "CR2") -> tuple[PairedCore, Pair] | None:
+    """Estimate and interval of ``first − second`` on their paired cases (within ``mask``).
+
+    Returns None when no case is paired. Used by ``paired_difference`` and ``slices``.
+    """
+    pair = ctx.pair(first, second, mask)
+    if pair.x.size == 0:
+        return None
+    core = _interval(ctx, pair, first, second, method=method, level=level, resamples=resamples, seed=seed,
+                     bootstrap_interval=bootstrap_interval, correction=correction)
+    return core, pair
+
+
+def _interval(ctx: AnalysisContext, pair: Pair, first: str, second: str, *, method: str, level: float,
+              resamples: int, seed: int, bootstrap_interval: str, correction: str) -> PairedCore:
+    import numpy as np
+
+    from evalspec.stats import clustered_mean_interval, paired_cluster_bootstrap, paired_difference_interval
+
+    n = int(pair.x.size)
+    binary = ctx.outcomes.binary
+    declared = pair.clusters is not None
+    clusters = pair.clusters if declared else np.arange(n)
+    n_units = int(np.unique(clusters).size)
+    unit = "clusters" if declared else "cases"
+    diff = pair.x - pair.y
+    est = float(diff.mean())
+    notes: list[str] = []
+    table = _table(pair) if binary else None
+    one_sided = 1 - (1 - level) / 2
+
+    used = method
+    if not binary:
+        if method not in CLUSTER_METHODS:
+            if method != "auto":
+                notes.append(f"Attempt rule 'mean' gives fractional case outcomes, so the 2x2 table is undefined; "
+                             f"cluster_t was used instead of the plan's {method!r}.")
+            used = "cluster_t"
+        if not declared:
+            notes.append("Attempt rule 'mean': no cluster is declared, so every case is its own unit.")
+    elif method == "auto":
+        used = "cluster_t" if declared else "newcombe"
+
+    base: dict[str, Any] = {"n": n, "confidence_level": level, "one_sided_level": one_sided, "table": table,
+                            "units": n_units, "unit_name": unit}
+
+    def uninformative(why: str, low: float = -1.0, high: float = 1.0, how: str | None = None) -> PairedCore:
+        return PairedCore(**base, estimate=est, low=low, high=high, method=how or f"none ({why})",
+                          informative=False, why_uninformative=why, notes=notes)
+
+    if used in CLUSTER_METHODS:
+        disagreeing = _units_with_disagreement(diff, clusters)
+        if declared and n_units < MIN_CLUSTERS:
+            return uninformative(f"only {n_units} clusters; a cluster interval needs at least {MIN_CLUSTERS} "
+                                 "to mean anything")
+        if binary and table is not None and table.b + table.c == 0:
+            # no disagreement: no variance to estimate; Newcombe with the clusters as the units
+            g = n_units
+            a_s = int(round(table.a * g / n))
+            r = paired_difference_interval(a_s, 0, 0, g - a_s, method="newcombe", confidence_level=level)
+            notes.append(f"No case disagrees (b = c = 0): a cluster interval would be [0, 0]. Newcombe's interval "
+                         f"was computed with the {g} {unit} as the units (as if every case of a {unit[:-1]} behaved "
+                         "alike), which is conservative.")
+            return PairedCore(**base, estimate=est, low=r.low, high=r.high,
+                              method=f"newcombe on {g} {unit} (no disagreement)", notes=notes)
+        if disagreeing < MIN_DISAGREEING_UNITS:
+            return uninformative(f"only {disagreeing} of {n_units} {unit} {'holds' if disagreeing == 1 else 'hold'} "
+                                 f"any disagreement between {first} and "
+                                 f"{second}; at least {MIN_DISAGREEING_UNITS} are needed for a {unit[:-1]}-level "
+                                 "interval to mean anything")
+        if used == "cluster_bootstrap":
+            r = paired_cluster_bootstrap(pair.x, pair.y, clusters, resamples=resamples, confidence_level=level,
+                                         interval=bootstrap_interval, seed=seed)
+            if r.note:
+                notes.append(r.note)
+            core = PairedCore(
+                **base, estimate=r.estimate, low=r.low, high=r.high,
+                method=f"{'cluster' if declared else 'case'}_bootstrap ({r.method})",
+                bootstrap=BootstrapInfo(resamples=r.resamples, seed=r.seed, interval=r.method,
+                                        requested_interval=r.requested_method, units=unit, n_units=r.n_clusters,
+                                        standard_error=r.standard_error), notes=notes)
+        else:
+            r = clustered_mean_interval(diff, clusters, confidence_level=level, correction=correction)
+            df = float(r.df)
+            low, high = max(-1.0, r.low), min(1.0, r.high)
+            core = PairedCore(
+                **base, estimate=r.estimate, low=low, high=high,
+                method=f"{'cluster' if declared else 'case'}_t ({correction}, t on {df:.1f} df)",
+                cluster_t=ClusterTInfo(se=r.se, df=df, units=unit, n_units=r.n_clusters, correction=correction,
+                                       clipped=bool(r.low < -1.0 or r.high > 1.0)), notes=notes)
+        if not core.high - core.low > 1e-12:
+            return uninformative(f"the {unit[:-1]}-level interval has zero width: the {unit} give no variation "
+                                 "to estimate from (their net contributions cancel or are identical)",
+                                 how=core.method)
+        return core
+
+    assert table is not None
+    r = paired_difference_interval(table.a, table.b, table.c, table.d, method=used, confidence_level=level)
+    core = PairedCore(**base, estimate=r.estimate, low=r.low, high=r.high, method=r.method, notes=notes)
+    if not core.high - core.low > 1e-12:
+        return uninformative(f"the {used} interval has zero width (b = {table.b}, c = {table.c})", how=r.method)
+    return core
+
+
+def _contributions(ctx: AnalysisContext, pair: Pair, top: int) -> Contributions | None:
+    """Net difference per cluster, ranked by signed contribution toward the total."""
+    import numpy as np
+
     if pair.clusters is None:
         return None
     diff = pair.x - pair.y
@@ -103,134 +368,124 @@ def _contributions(ctx: AnalysisContext, pair: Pair, top: int) -> dict[str, Any]
     c = np.bincount(pair.clusters, weights=np.clip(-diff, 0, None), minlength=n_cl)
     net = b - c
     total = float(diff.sum())
+    sign = 1.0 if total >= 0 else -1.0
     present = np.flatnonzero(cases > 0)
     labels = [ctx.cluster_label(int(j)) for j in present]
-    order = sorted(range(len(present)), key=lambda t: (-abs(net[present[t]]), labels[t]))
+    order = sorted(range(len(present)), key=lambda t: (-sign * float(net[present[t]]), labels[t]))
+    binary = ctx.outcomes.binary
     rows = []
     for t in order:
         j = present[t]
-        binary = ctx.outcomes.binary
-        rows.append({"cluster": labels[t], "cases": int(cases[j]),
-                     "b": int(round(b[j])) if binary else float(b[j]),
-                     "c": int(round(c[j])) if binary else float(c[j]),
-                     "net": int(round(net[j])) if binary else float(net[j]),
-                     "share": (float(net[j]) / total) if total != 0 else None})
-    top_net = sum(float(net[present[t]]) for t in order[:top])
-    return {"n": int(present.size), "contributions": rows, "top_clusters": int(min(top, present.size)),
-            "top_share": (top_net / total) if total != 0 else None}
+        rows.append(ClusterRow(cluster=labels[t], cases=int(cases[j]),
+                               b=int(round(b[j])) if binary else float(b[j]),
+                               c=int(round(c[j])) if binary else float(c[j]),
+                               net=int(round(net[j])) if binary else float(net[j]),
+                               share=(float(net[j]) / total) if abs(total) > 1e-12 else None))
+    top_n = int(min(top, present.size))
+    top_net = sum(float(net[present[t]]) for t in order[:top_n])
+    sizes = cases[present].astype(float)
+    n = float(sizes.sum())
+    return Contributions(n=int(present.size), contributions=rows, top_clusters=top_n,
+                         top_share=(top_net / total) if abs(total) > 1e-12 else None,
+                         effective_clusters=float(n * n / float(np.sum(sizes * sizes))),
+                         largest_share=float(sizes.max() / n),
+                         disagreeing=int(np.count_nonzero((b[present] + c[present]) > 0)))
 
 
-def paired_core(ctx: AnalysisContext, first: str, second: str, *, method: str, level: float,
-                mask: np.ndarray | None = None, resamples: int = 10_000, seed: int = 0,
-                bootstrap_interval: str = "bca") -> dict[str, Any] | None:
-    """Estimate and interval of ``first − second`` on their paired cases (within ``mask``).
+def _mcnemar(table: Table | None, pair: Pair) -> tuple[McNemar | None, list[Caveat]]:
+    if table is None:
+        return None, []
+    from evalspec import stats
 
-    Returns None when no case is paired. Used by ``paired_difference`` and ``slices``.
-    """
-    pair = ctx.pair(first, second, mask)
-    n = int(pair.x.size)
-    if n == 0:
-        return None
-    clusters = pair.clusters if pair.clusters is not None else np.arange(n)
-    n_units = int(np.unique(clusters).size)
-    used, notes = resolve_method(ctx, method, n_units)
-    out: dict[str, Any] = {"n": n}
-    table = _table(pair) if ctx.outcomes.binary else None
-    if used in CLUSTER_METHODS and table is not None and table["b"] + table["c"] == 0:
-        notes.append("No case disagrees (b = c = 0): a cluster interval would collapse to [0, 0] and claim a "
-                     "certainty the data cannot give, so Newcombe's interval was used.")
-        used = "newcombe"
-    unit = "clusters" if pair.clusters is not None else "cases"
-    out.update(bootstrap=None, cluster_t=None)
-    if used in CLUSTER_METHODS and n_units < 2:
-        notes.append("Fewer than two independent units: no cluster interval is possible.")
-        out.update(estimate=float(pair.x.mean() - pair.y.mean()), low=-1.0, high=1.0,
-                   method="none (fewer than 2 clusters)", confidence_level=level)
-    elif used == "cluster_bootstrap":
-        r = paired_cluster_bootstrap(pair.x, pair.y, clusters, resamples=resamples, confidence_level=level,
-                                     interval=bootstrap_interval, seed=seed)
-        out.update(estimate=r.estimate, low=r.low, high=r.high,
-                   method=f"cluster_bootstrap ({r.method})" if pair.clusters is not None else f"case_bootstrap ({r.method})",
-                   confidence_level=r.confidence_level,
-                   bootstrap={"resamples": r.resamples, "seed": r.seed, "interval": r.method,
-                              "requested_interval": r.requested_method, "units": unit,
-                              "n_units": r.n_clusters, "standard_error": r.standard_error})
-        if r.note:
-            notes.append(r.note)
-        if pair.clusters is not None and r.n_clusters < AUTO_BOOTSTRAP_MIN_CLUSTERS:
-            notes.append(f"The plan asks for the cluster bootstrap with {r.n_clusters} clusters; below "
-                         f"{AUTO_BOOTSTRAP_MIN_CLUSTERS} clusters it tends to under-cover (docs/coverage.md: 81-90% "
-                         "for a nominal 95% at 10 clusters), so this interval may be too narrow. Method auto would "
-                         "use the cluster-robust t interval.")
-    elif used == "cluster_t":
-        r = clustered_mean_interval(pair.x - pair.y, clusters, confidence_level=level, correction="CR1")
-        out.update(estimate=r.estimate, low=max(-1.0, r.low), high=min(1.0, r.high),
-                   method="cluster_t (CR1)" if pair.clusters is not None else "case_t (CR1)",
-                   confidence_level=r.confidence_level,
-                   cluster_t={"se": r.se, "df": r.df, "units": unit, "n_units": r.n_clusters,
-                              "correction": r.correction, "clipped": bool(r.low < -1.0 or r.high > 1.0)})
-    else:
-        assert table is not None
-        r = paired_difference_interval(table["a"], table["b"], table["c"], table["d"], method=used,
-                                       confidence_level=level)
-        out.update(estimate=r.estimate, low=r.low, high=r.high, method=r.method,
-                   confidence_level=r.confidence_level)
-    if used in CLUSTER_METHODS and 2 <= n_units < 10:
-        notes.append(f"Only {n_units} independent {unit}: an interval from so few units may itself be unstable "
-                     "(seed 000).")
-    out["table"] = table
-    out["notes"] = notes
-    out["_pair"] = pair
+    clustered = getattr(stats, "clustered_mcnemar", None)
+    if pair.clusters is not None and clustered is not None:
+        m = clustered(pair.x, pair.y, pair.clusters)
+        return McNemar(statistic=getattr(m, "statistic", None), pvalue=float(m.pvalue), method=str(m.method),
+                       clustered=True), []
+    m = stats.mcnemar(table.b, table.c, method="exact")
+    out = McNemar(statistic=m.statistic, pvalue=float(m.pvalue), method=m.method)
+    if pair.clusters is None:
+        return out, []
+    return out, [Caveat(code="mcnemar_ignores_clusters", severity="note",
+                        message="McNemar's test here treats cases as independent although they share clusters, so "
+                        "its p-value may be too small. The verdict reads the cluster-aware interval, not this test.")]
+
+
+def _caveats(core: PairedCore, contrib: Contributions | None, params: PairedDifferenceParams,
+             primary: bool) -> list[Caveat]:
+    sev: Literal["verdict", "note"] = "verdict" if primary else "note"
+    out: list[Caveat] = []
+    if not core.informative:
+        out.append(Caveat(code="uninformative_interval", severity=sev,
+                          message=f"The interval cannot decide anything: {core.why_uninformative}."))
+    if core.unit_name == "clusters" and core.informative and core.units < FEW_CLUSTERS:
+        out.append(Caveat(code="few_clusters", severity=sev,
+                          message=f"Only {core.units} independent clusters: an interval from so few groups may itself "
+                          "be unstable, and a different sample of clusters could move it a lot."))
+    if core.bootstrap is not None and core.unit_name == "clusters" and core.units < BOOTSTRAP_MIN_CLUSTERS:
+        out.append(Caveat(code="bootstrap_few_clusters", severity=sev,
+                          message=f"The plan asks for the cluster bootstrap with {core.units} clusters; below "
+                          f"{BOOTSTRAP_MIN_CLUSTERS} clusters it tends to under-cover (81-93% for a nominal 95% in the "
+                          "coverage study), so this interval may be too narrow. Method auto (the CR2 cluster-robust t "
+                          "interval) holds its level there."))
+    if contrib is not None and (contrib.largest_share > DOMINANT_SHARE
+                                or contrib.effective_clusters < MIN_EFFECTIVE_CLUSTERS) and core.informative:
+        out.append(Caveat(code="dominant_cluster", severity=sev,
+                          message=f"A few clusters hold most of the cases (the largest holds "
+                          f"{contrib.largest_share:.0%}; the clusters weigh as much as {contrib.effective_clusters:.1f} "
+                          "equal ones): the interval rests on them and can be less reliable than its level says."))
+    if contrib is not None and contrib.top_share is not None and contrib.n > contrib.top_clusters:
+        out.append(Caveat(code="top_clusters", severity="note",
+                          message=f"The top {contrib.top_clusters} of {contrib.n} clusters give {contrib.top_share:.0%} "
+                          "of the net difference" + (": check them before acting." if contrib.top_share > 0.5
+                                                     else ".")))
     return out
 
 
-@analysis("paired_difference")
-def paired_difference(ctx: AnalysisContext, params: Any) -> dict[str, Any]:
+def compute(ctx: AnalysisContext, params: PairedDifferenceParams) -> Outcome:
     """Paired difference of pass rates, ``candidate − baseline`` (``compare[0] − compare[1]``)."""
+    import numpy as np
+
+    from evalspec.analyses.context import AnalysisRefused
+
     first, second = ctx.compared(params)
     level = ctx.level(params)
-    core = paired_core(ctx, first, second, method=params.method, level=level, resamples=params.resamples,
-                       seed=params.seed, bootstrap_interval=params.bootstrap_interval)
-    if core is None:
+    got = paired_core(ctx, first, second, method=params.method, level=level, resamples=params.resamples,
+                      seed=params.seed, bootstrap_interval=params.bootstrap_interval, correction=params.correction)
+    if got is None:
         raise AnalysisRefused(f"no case was run for both {first} and {second}, so there is nothing to pair; "
                               "run both candidates on the same cases")
-    pair: Pair = core.pop("_pair")
-    table = core["table"]
-    result: dict[str, Any] = {"candidate": first, "baseline": second, **core}
-    if table is not None:
-        m = mcnemar(table["b"], table["c"], method=MCNEMAR_METHOD)
-        result["mcnemar"] = {"statistic": m.statistic, "pvalue": m.pvalue, "method": m.method}
-    else:
-        result["mcnemar"] = None
+    core, pair = got
     diff = pair.x - pair.y
 
-    def listed(sel: np.ndarray) -> list[dict[str, Any]]:
+    def listed(sel: np.ndarray) -> list[CaseRef]:
         idx = pair.cases[sel]
-        return [{"case": str(ctx.case_ids[i]),
-                 "cluster": None if ctx.case_cluster is None else ctx.cluster_label(int(ctx.case_cluster[i]))}
+        return [CaseRef(case=str(ctx.case_ids[i]),
+                        cluster=None if ctx.case_cluster is None else ctx.cluster_label(int(ctx.case_cluster[i])))
                 for i in idx]
 
-    result["disagreements"] = {"candidate_only": listed(diff > 0), "baseline_only": listed(diff < 0)}
-    result["clusters"] = _contributions(ctx, pair, params.top_clusters)
-    if ctx.goal == "equivalence" and ctx.margin is not None:
-        result["equivalence"] = _tost(ctx, core, table, params, first, second, level)
-    return result
+    mc, mc_caveats = _mcnemar(core.table, pair)
+    contrib = _contributions(ctx, pair, params.top_clusters)
+    result = PairedResult(**core.model_dump(), candidate=first, baseline=second, mcnemar=mc,
+                          disagreements=Disagreements(candidate_only=listed(diff > 0), baseline_only=listed(diff < 0)),
+                          clusters=contrib)
+    caveats = _caveats(core, contrib, params, params.primary) + mc_caveats
+    seeds = [SeedUse(purpose=f"{core.unit_name[:-1]} bootstrap resamples", seed=params.seed)] if core.bootstrap else []
+    offers = Offers()
+    if params.primary:
+        offers = Offers(primary=PrimaryInterval(
+            candidate=first, baseline=second, estimate=core.estimate, low=core.low, high=core.high, method=core.method,
+            confidence_level=core.confidence_level, one_sided_alpha=(1 - core.confidence_level) / 2,
+            informative=core.informative, why_uninformative=core.why_uninformative, units=core.units,
+            unit_name=core.unit_name, candidate_only=None if core.table is None else core.table.b,
+            baseline_only=None if core.table is None else core.table.c))
+    return Outcome(result=result, caveats=caveats, seeds=seeds, offers=offers)
 
 
-def _tost(ctx: AnalysisContext, core: dict[str, Any], table: dict[str, int] | None, params: Any,
-          first: str, second: str, level: float) -> dict[str, Any]:
-    """The interval at level 1 − 2α that the equivalence decision reads (TOST)."""
-    tost_level = 2 * level - 1
-    if table is None or core["method"].startswith(("cluster_", "case_", "none")):
-        again = paired_core(ctx, first, second, method=params.method, level=tost_level,
-                            resamples=params.resamples, seed=params.seed, bootstrap_interval=params.bootstrap_interval)
-        assert again is not None
-        return {"low": again["low"], "high": again["high"], "method": again["method"],
-                "confidence_level": tost_level, "margin": ctx.margin, "test": None}
-    r = paired_difference_interval(table["a"], table["b"], table["c"], table["d"], method=core["method"],
-                                   confidence_level=tost_level)
-    t = paired_equivalence_test(table["a"], table["b"], table["c"], table["d"], margin=ctx.margin,
-                                confidence_level=level)
-    return {"low": r.low, "high": r.high, "method": r.method, "confidence_level": tost_level,
-            "margin": ctx.margin, "test": {"pvalue": t.pvalue, "equivalent": t.equivalent,
-                                           "pvalue_lower": t.pvalue_lower, "pvalue_upper": t.pvalue_upper}}
+def columns(params: PairedDifferenceParams, plan: Any) -> list[ColumnNeed]:
+    """Reads no column beyond the outcomes."""
+    return []
+
+
+KIND = AnalysisKind(name="paired_difference", params=PairedDifferenceParams, result=PairedResult, compute=compute,
+                    title="Paired comparison", columns=columns, order=20)

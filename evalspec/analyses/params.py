@@ -54,16 +54,6 @@ PARAMS: Mapping[str, type[AnalysisParams]] = _AllParams()
 ProportionMethod = Literal[
     "wilson", "wilson_cc", "clopper_pearson", "jeffreys", "agresti_coull", "mid_p", "wald"
 ]
-PairedMethod = Literal[
-    "auto", "cluster_bootstrap", "cluster_t", "newcombe", "tango", "wald", "wald_cc", "agresti_min", "bonett_price"
-]
-
-#: With at least this many clusters ``auto`` uses the cluster bootstrap; below it the CR1
-#: cluster-robust t interval, which held its level in docs/coverage.md where the bootstrap
-#: under-covered (G = 10: bootstrap 81-90 %, CR1 t 88-96 %; G = 50: both 92-96 %).
-AUTO_BOOTSTRAP_MIN_CLUSTERS = 50
-
-
 def known_kinds() -> list[str]:
     """The registered analysis kinds, sorted (for 'unknown kind' messages)."""
     from evalspec.analyses.registry import KIND_MODULES
@@ -83,65 +73,12 @@ class ProportionParams(AnalysisParams):
     candidates: list[str] | None = Field(None, description="Candidates to report; default all.")
 
 
-@register_params("paired_difference")
-class PairedDifferenceParams(AnalysisParams):
-    """Paired difference in pass rates, first minus second of ``compare`` (seed 000, 'Compare paired cases')."""
-
-    kind: Literal["paired_difference"]
-    compare: tuple[str, str] | None = Field(
-        None, description="[candidate, baseline]; default: the first non-baseline candidate against the baseline."
-    )
-    method: PairedMethod = Field(
-        "auto",
-        description="'auto' = with units.cluster: cluster_bootstrap from 50 clusters, cluster_t (CR1, t on "
-        "G-1 df) below; without clusters: newcombe. cluster_t = cluster-robust t interval of the per-case differences.",
-    )
-    bootstrap_interval: Literal["percentile", "bca"] = Field(
-        "bca", description="Interval from the cluster bootstrap distribution."
-    )
-    resamples: int = Field(10_000, ge=100, le=10_000_000, description="Bootstrap resamples.")
-    seed: int = Field(0, ge=0, description="Seed of the bootstrap generator (recorded in the claim).")
-    confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
-    top_clusters: int = Field(3, ge=1, le=100, description="How many clusters to list as driving the difference.")
-    primary: bool = Field(
-        True, description="Whether this comparison drives the verdict (exactly one paired_difference is primary)."
-    )
-
-
-@register_params("critical_failures")
-class CriticalFailuresParams(AnalysisParams):
-    """Failures on critical cases with an exact one-sided upper bound (seed 000, critical failures)."""
-
-    kind: Literal["critical_failures"]
-    flag: str = Field(
-        "critical",
-        description="Role (data.columns) or results column that marks a case as critical (truthy = critical).",
-    )
-    confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
-    candidates: list[str] | None = Field(None, description="Candidates to check; default all.")
-
-
 @register_params("run_variation")
 class RunVariationParams(AnalysisParams):
     """Run variation vs case variation from repeats (seed 000, 'Separate sources of variation')."""
 
     kind: Literal["run_variation"]
     candidates: list[str] | None = Field(None, description="Candidates to report; default all.")
-
-
-@register_params("slices")
-class SlicesParams(AnalysisParams):
-    """Per-slice results: declared slices are confirmatory; ``exploratory`` columns are labelled so."""
-
-    kind: Literal["slices"]
-    names: list[str] | None = Field(None, description="Declared slices to analyse (top-level `slices`); default all.")
-    exploratory: list[str] = Field(
-        default_factory=list,
-        description="Undeclared results columns to slice by; reported as exploratory, never confirmatory.",
-    )
-    method: ProportionMethod = Field("wilson", description="Interval method for per-slice pass rates.")
-    paired_method: PairedMethod = Field("newcombe", description="Interval method for per-slice paired differences.")
-    confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
 
 
 @register_params("clustered_mean")
@@ -155,3 +92,9 @@ class ClusteredMeanParams(AnalysisParams):
     correction: Literal["CR0", "CR1"] = Field("CR1", description="Small-sample correction of the clustered SE.")
     confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
     candidates: list[str] | None = Field(None, description="Candidates to report; default all.")
+
+
+# ported kinds: their parameter models live in their modules (re-exported for old imports)
+from evalspec.analyses.critical import CriticalFailuresParams  # noqa: E402
+from evalspec.analyses.paired import PairedDifferenceParams, PairedMethod  # noqa: E402
+from evalspec.analyses.slices import SlicesParams  # noqa: E402

@@ -2,26 +2,127 @@
 
 Slices declared in the plan's top-level ``slices`` are *confirmatory*: they were chosen
 before the results were seen. Columns requested under ``exploratory`` are reported and
-labelled exploratory — seed 000: choosing a subgroup after seeing results can exaggerate
-apparent differences. Each group gets every candidate's interval and, when the plan has a
-comparison, the paired difference on the group's paired cases.
+labelled exploratory — "Repeat AI evaluations and report uncertainty honestly": choosing a
+subgroup after seeing results can exaggerate apparent differences. Each group gets every
+candidate's interval and, when the plan has a comparison, the paired difference on the
+group's paired cases (``paired_method: auto`` = cluster-robust CR2 t with declared clusters,
+Newcombe without; the same rules as the primary comparison, including "uninformative").
+
+Multiplicity (confirmatory groups only)
+    Every group of every confirmatory slice in this analysis is one hypothesis of a family
+    of ``K``: "no material loss", H0: δ ≥ −m against δ < −m, with ``m`` the ``loss_margin``
+    (default: the decision's margin, else its minimum improvement, else 0). Each group's
+    one-sided p-value is found by inverting its interval (the one-sided level at which its
+    upper bound reaches −m), and Holm's step-down procedure at the decision's one-sided
+    α = (1 − level)/2 decides which groups show a material loss (family-wise error ≤ α).
+    The interval reported for a confirmatory group is the one at its Holm step, two-sided
+    level ``1 − 2α/(K − i)`` for the group ranked ``i`` (0-based) by p-value, so a group
+    flagged as a loss has its reported upper bound strictly below −m. A group with a loss
+    becomes a :class:`~evalspec.analyses.contract.Finding` that the decision names in its
+    reasons and beside the verdict. Exploratory groups are unadjusted, labelled, and never
+    findings.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
-from evalspec.analyses.context import AnalysisContext
-from evalspec.analyses.paired import paired_core
-from evalspec.analyses.proportion import proportion_of
-from evalspec.analyses.registry import analysis
+from evalspec.analyses.base import AnalysisParams, ConfidenceLevel
+from evalspec.analyses.contract import (
+    AnalysisKind,
+    Caveat,
+    ColumnNeed,
+    Finding,
+    Offers,
+    Outcome,
+    ResultModel,
+    SeedUse,
+)
+from evalspec.analyses.paired import PairedCore, PairedMethod
 
-__all__ = ["slices", "SLICE_RESAMPLES"]
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
-#: Bootstrap resamples per slice group when the paired method is a bootstrap (seed 0).
+    from evalspec.analyses.context import AnalysisContext
+
+__all__ = ["KIND", "SLICE_RESAMPLES", "SlicesParams", "SlicesResult", "compute", "holm"]
+
+#: Bootstrap resamples per slice group when the paired method is the bootstrap.
 SLICE_RESAMPLES = 2000
+
+ProportionMethod = Literal["wilson", "wilson_cc", "clopper_pearson", "jeffreys", "agresti_coull", "mid_p", "wald"]
+
+
+class SlicesParams(AnalysisParams):
+    """Per-slice results: declared slices are confirmatory (Holm-adjusted); ``exploratory`` columns are labelled so."""
+
+    kind: Literal["slices"]
+    names: list[str] | None = Field(None, description="Declared slices to analyse (top-level `slices`); default all.")
+    exploratory: list[str] = Field(
+        default_factory=list,
+        description="Undeclared results columns to slice by; reported as exploratory (unadjusted), never confirmatory.",
+    )
+    method: ProportionMethod = Field("wilson", description="Interval method for per-slice pass rates.")
+    paired_method: PairedMethod = Field(
+        "auto", description="Interval method for per-slice paired differences ('auto' = as the primary comparison)."
+    )
+    confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
+    loss_margin: float | None = Field(
+        None, ge=0.0, le=1.0, description="A confirmatory group whose adjusted upper bound lies below minus this "
+        "is a material loss; default the decision's margin, else its minimum improvement."
+    )
+    seed: int = Field(0, ge=0, description="Seed of the per-group bootstrap (only with paired_method cluster_bootstrap).")
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SlicePaired(PairedCore):
+    candidate: str
+    baseline: str
+    adjustment: str | None = Field(None, description="Multiplicity adjustment of this interval, if any.")
+    pvalue_loss: float | None = Field(None, description="One-sided p-value of 'no material loss' (unadjusted).")
+    pvalue_loss_holm: float | None = Field(None, description="Holm-adjusted p-value of 'no material loss'.")
+    material_loss: bool = False
+
+
+class Group(_Part):
+    value: str
+    n: int
+    candidates: dict[str, dict[str, Any]]
+    paired: SlicePaired | None = None
+
+
+class SliceEntry(_Part):
+    name: str
+    column: str
+    confirmatory: bool
+    label: Literal["confirmatory", "exploratory"]
+    groups: list[Group]
+    unlisted_values: list[str] = Field(default_factory=list)
+    note: str | None = None
+
+
+class SlicesResult(ResultModel):
+    slices: list[SliceEntry]
+    loss_margin: float
+    family_size: int = Field(description="Confirmatory groups in the Holm family.")
+    adjustment: str
+
+
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm step-down adjusted p-values (same order as given)."""
+    k = len(pvalues)
+    order = sorted(range(k), key=lambda i: pvalues[i])
+    out = [1.0] * k
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (k - rank) * pvalues[i]))
+        out[i] = running
+    return out
 
 
 def _label(v: Any) -> str | None:
@@ -34,59 +135,181 @@ def _label(v: Any) -> str | None:
     return str(v)
 
 
-def _one(ctx: AnalysisContext, params: Any, name: str, column: str, confirmatory: bool,
-         values: list[Any] | None) -> dict[str, Any]:
-    col = ctx.case_columns.get(column)
-    if col is None:
-        raise KeyError(column)
-    labels = np.array([_label(v) for v in col], dtype=object)
-    present = sorted({v for v in labels.tolist() if v is not None})
-    wanted = [_label(v) for v in values] if values else present
-    level = ctx.level(params)
-    comparison = ctx.primary
-    if comparison is None and ctx.baseline is not None and len(ctx.candidates) > 1:
-        comparison = (next(c for c in ctx.candidates if c != ctx.baseline), ctx.baseline)
-    groups = []
-    for value in wanted:
-        mask = labels == value
-        cands = {}
-        for cand in ctx.candidates:
-            res = proportion_of(ctx, cand, params.method, level, mask)
-            if res is not None:
-                cands[cand] = res
-        paired = None
-        if comparison is not None:
-            core = paired_core(ctx, comparison[0], comparison[1], method=params.paired_method, level=level,
-                               mask=mask, resamples=SLICE_RESAMPLES, seed=0)
-            if core is not None:
-                core.pop("_pair")
-                paired = {"candidate": comparison[0], "baseline": comparison[1], **core}
-        groups.append({"value": value, "n": int(mask.sum()), "candidates": cands, "paired": paired})
-    unlisted = [v for v in present if v not in wanted]
-    entry: dict[str, Any] = {"name": name, "column": column, "confirmatory": confirmatory, "groups": groups}
-    if not confirmatory:
-        entry["label"] = "exploratory"
-        entry["note"] = ("Exploratory: this slice was not declared in the plan before the results were seen; "
-                         "treat its differences as hypotheses, not findings.")
-    if unlisted:
-        entry["unlisted_values"] = unlisted
-    if ctx.case_cluster is not None and ctx.outcomes.binary:
-        entry["clustering_note"] = (
-            f"Per-group pass-rate intervals ({params.method}) treat cases as independent, but cases share "
-            "clusters; they may be too narrow. The paired difference in each group uses "
-            f"{params.paired_method}" + (" (a cluster method)." if params.paired_method in ("auto", "cluster_bootstrap", "cluster_t")
-                                        else ", which also ignores the clusters."))
-    return entry
+def _comparison(ctx: AnalysisContext) -> tuple[str, str] | None:
+    if ctx.primary is not None:
+        return ctx.primary
+    if ctx.baseline is not None and len(ctx.candidates) > 1:
+        return next(c for c in ctx.candidates if c != ctx.baseline), ctx.baseline
+    return None
 
 
-@analysis("slices")
-def slices(ctx: AnalysisContext, params: Any) -> dict[str, Any]:
-    """Declared slices (confirmatory), then requested exploratory columns."""
-    out = []
+class _Runner:
+    def __init__(self, ctx: AnalysisContext, params: SlicesParams) -> None:
+        self.ctx = ctx
+        self.params = params
+        self.level = ctx.level(params)
+        self.alpha = (1 - self.level) / 2
+        self.comparison = _comparison(ctx)
+        m = params.loss_margin
+        if m is None:
+            m = ctx.margin if ctx.margin is not None else getattr(ctx, "minimum_improvement", None)
+        self.loss_margin = float(m or 0.0)
+        self.bootstrapped = False
+
+    def paired(self, mask: np.ndarray, level: float) -> PairedCore | None:
+        from evalspec.analyses.paired import paired_core
+
+        assert self.comparison is not None
+        got = paired_core(self.ctx, self.comparison[0], self.comparison[1], method=self.params.paired_method,
+                          level=level, mask=mask, resamples=SLICE_RESAMPLES, seed=self.params.seed)
+        if got is None:
+            return None
+        if got[0].bootstrap is not None:
+            self.bootstrapped = True
+        return got[0]
+
+    def pvalue_loss(self, mask: np.ndarray) -> float:
+        """One-sided p of H0 δ ≥ −m: the α at which the one-sided upper bound reaches −m."""
+        target = -self.loss_margin
+
+        def below(a: float) -> bool:
+            core = self.paired(mask, 1 - 2 * a)
+            return core is not None and core.informative and core.high < target
+
+        lo, hi = 1e-12, 0.5 - 1e-9
+        if not below(hi):
+            return 1.0
+        if below(lo):
+            return lo
+        for _ in range(40):
+            mid = (lo * hi) ** 0.5 if hi / lo > 4 else (lo + hi) / 2
+            if below(mid):
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def one(self, name: str, column: str, confirmatory: bool, values: list[Any] | None) -> SliceEntry:
+        import numpy as np
+
+        from evalspec.analyses.proportion import proportion_of
+
+        col = self.ctx.case_columns.get(column)
+        if col is None:
+            from evalspec.analyses.context import AnalysisRefused
+
+            raise AnalysisRefused(f"the slice column {column!r} is not in the results")
+        labels = np.array([_label(v) for v in col], dtype=object)
+        present = sorted({v for v in labels.tolist() if v is not None})
+        wanted = [str(_label(v)) for v in values] if values else present
+        groups = []
+        for value in wanted:
+            mask = labels == value
+            cands = {}
+            for cand in self.ctx.candidates:
+                res = proportion_of(self.ctx, cand, self.params.method, self.level, mask)
+                if res is not None:
+                    cands[cand] = res
+            paired = None
+            if self.comparison is not None:
+                core = self.paired(mask, self.level)
+                if core is not None:
+                    paired = SlicePaired(**core.model_dump(), candidate=self.comparison[0],
+                                         baseline=self.comparison[1],
+                                         adjustment=None if confirmatory else "none (exploratory)")
+            groups.append(Group(value=value, n=int(mask.sum()), candidates=cands, paired=paired))
+        note = None
+        if not confirmatory:
+            note = ("Exploratory: this slice was not declared in the plan before the results were seen; its "
+                    "intervals are not adjusted for the number of groups looked at. Treat its differences as "
+                    "hypotheses, not findings.")
+        return SliceEntry(name=name, column=column, confirmatory=confirmatory,
+                          label="confirmatory" if confirmatory else "exploratory", groups=groups,
+                          unlisted_values=[v for v in present if v not in wanted], note=note)
+
+    def adjust(self, entries: list[SliceEntry]) -> tuple[list[Finding], int]:
+        """Holm over every confirmatory group with a paired difference; returns the findings."""
+        import numpy as np
+
+        family = [(e, g) for e in entries if e.confirmatory for g in e.groups if g.paired is not None]
+        k = len(family)
+        if k == 0:
+            return [], 0
+        masks = []
+        for e, g in family:
+            labels = np.array([_label(v) for v in self.ctx.case_columns[e.column]], dtype=object)
+            masks.append(labels == g.value)
+        raw = [self.pvalue_loss(mask) if g.paired is not None and g.paired.informative else 1.0
+               for (e, g), mask in zip(family, masks)]
+        adj = holm(raw)
+        order = sorted(range(k), key=lambda i: raw[i])
+        rank = {i: r for r, i in enumerate(order)}
+        findings: list[Finding] = []
+        for i, ((e, g), mask) in enumerate(zip(family, masks)):
+            step_level = 1 - 2 * self.alpha / (k - rank[i])
+            core = self.paired(mask, step_level) if k > 1 else g.paired
+            assert core is not None and g.paired is not None
+            loss = bool(adj[i] < self.alpha) and core.informative
+            how = (f"Holm over {k} confirmatory groups: interval at its Holm step, two-sided level "
+                   f"{step_level:.4g}" if k > 1 else "none needed (one confirmatory group)")
+            g.paired = SlicePaired(**core.model_dump(), candidate=g.paired.candidate, baseline=g.paired.baseline,
+                                   adjustment=how, pvalue_loss=raw[i], pvalue_loss_holm=adj[i], material_loss=loss)
+            if loss:
+                findings.append(Finding(
+                    name=f"{e.name} = {g.value}", estimate=core.estimate, low=core.low, high=core.high,
+                    confidence_level=step_level, adjustment=how, material_loss=True,
+                    message=f"In the confirmatory slice {e.name} = {g.value} ({g.n} cases), {g.paired.candidate} "
+                    f"is worse than {g.paired.baseline} by {-core.estimate * 100:.1f} points (adjusted interval "
+                    f"{core.low * 100:+.1f} to {core.high * 100:+.1f} points), a loss beyond "
+                    f"{self.loss_margin * 100:.1f} points after Holm's adjustment over {k} groups."))
+        return findings, k
+
+
+def compute(ctx: AnalysisContext, params: SlicesParams) -> Outcome:
+    """Declared slices (confirmatory, Holm-adjusted), then requested exploratory columns."""
+    from evalspec.analyses.context import AnalysisRefused
+
+    run = _Runner(ctx, params)
     declared = {s.name: s for s in ctx.slices}
+    entries = []
     for name in (params.names if params.names is not None else list(declared)):
+        if name not in declared:
+            raise AnalysisRefused(f"{name!r} is not a declared slice")
         s = declared[name]
-        out.append(_one(ctx, params, s.name, s.column, True, s.values))
+        entries.append(run.one(s.name, s.column, True, s.values))
     for column in params.exploratory:
-        out.append(_one(ctx, params, column, column, False, None))
-    return {"slices": out}
+        entries.append(run.one(column, column, False, None))
+    findings, k = run.adjust(entries)
+    caveats: list[Caveat] = []
+    independent = sorted({c["method"] for e in entries for g in e.groups for c in g.candidates.values()
+                          if "cluster" not in str(c.get("method", ""))})
+    if ctx.case_cluster is not None and independent:
+        caveats.append(Caveat(code="cases_independent", severity="note",
+                              message=f"Per-group pass-rate intervals ({', '.join(independent)}) treat cases as "
+                              "independent although they share clusters, so they may be too narrow."))
+    if any(not e.confirmatory for e in entries):
+        caveats.append(Caveat(code="exploratory_slices", severity="note",
+                              message="Exploratory slices are unadjusted for multiplicity and were not declared "
+                              "before the results: hypotheses, not findings."))
+    adjustment = (f"Holm over {k} confirmatory groups at one-sided alpha {run.alpha:.4g} (no material loss beyond "
+                  f"{run.loss_margin * 100:.1f} points)" if k else "none (no confirmatory group with a comparison)")
+    seeds = [SeedUse(purpose="per-slice cluster bootstrap resamples", seed=params.seed)] if run.bootstrapped else []
+    result = SlicesResult(slices=entries, loss_margin=run.loss_margin, family_size=k, adjustment=adjustment)
+    return Outcome(result=result, caveats=caveats, seeds=seeds, offers=Offers(findings=findings))
+
+
+def columns(params: SlicesParams, plan: Any) -> list[ColumnNeed]:
+    """The declared slices' columns and the exploratory columns."""
+    out = []
+    declared = {s.name: (j, s) for j, s in enumerate(getattr(plan, "slices", []) or [])}
+    for name in (params.names if params.names is not None else list(declared)):
+        if name in declared:
+            j, s = declared[name]
+            out.append(ColumnNeed(column=s.column, key=f"slices[{j}].column"))
+    for j, col in enumerate(params.exploratory):
+        out.append(ColumnNeed(column=col, key=f"exploratory[{j}]"))
+    return out
+
+
+KIND = AnalysisKind(name="slices", params=SlicesParams, result=SlicesResult, compute=compute, title="Slices",
+                    columns=columns, order=50)

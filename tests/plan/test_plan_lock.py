@@ -78,7 +78,7 @@ def test_explicit_defaults_hash_like_omitted_ones() -> None:
     explicit["decision"]["goal"] = "superiority"  # already the default
     explicit["attempts"]["rule"] = "first"
     explicit["missing"] = {"policy": "count_as_fail", "max_fraction": 0.02}
-    explicit["analyses"][1]["bootstrap_interval"] = "bca"  # this parameter's default
+    explicit["analyses"][1]["bootstrap_interval"] = "percentile"  # this parameter's default
     explicit["decision"]["minimum_units"] = 10
     explicit["candidates"]["A"]["settings"]["temperature"] = 0.0  # 0 and 0.0 are one number
     assert canonical_hash(explicit) == HASH

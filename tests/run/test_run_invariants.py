@@ -41,7 +41,9 @@ def test_paired_difference_invariants(rows: list[tuple[int, int, int]]) -> None:
     assert len(res["disagreements"]["baseline_only"]) == t["c"]
     assert sum(c["net"] for c in res["clusters"]["contributions"]) == t["b"] - t["c"]
     assert sum(c["cases"] for c in res["clusters"]["contributions"]) == n
-    nets = [abs(c["net"]) for c in res["clusters"]["contributions"]]
+    # ranked by signed contribution toward the total (issue 8: a negative cluster must not count as a top one)
+    sign = 1 if t["b"] - t["c"] >= 0 else -1
+    nets = [sign * c["net"] for c in res["clusters"]["contributions"]]
     assert nets == sorted(nets, reverse=True)
     assert -1 <= res["low"] <= res["estimate"] <= res["high"] <= 1
     # swapping the candidates swaps b and c and mirrors the interval
