@@ -169,10 +169,11 @@ def _member_bytes(zf: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo, displ
             RuntimeError) as exc:
         if isinstance(exc, NotImplementedError):
             msg = f"member {name} uses zip compression method {info.compress_type}, which evalspec cannot read"
+            hint = "rewrite the log with `inspect log convert --to json` and read the .json"
         else:
             msg = f"member {name} is corrupt or truncated ({exc})"
-        raise bad_log(display, msg, "rewrite the log with `inspect log convert --to json` and read the .json") \
-            from None
+            hint = "the file was damaged or cut short; use a complete copy of the log, or rerun the evaluation"
+        raise bad_log(display, msg, hint) from None
 
 
 def _member_json(zf: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo, display: str) -> Any:
