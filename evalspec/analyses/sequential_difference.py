@@ -239,6 +239,10 @@ def compute(ctx: Any, params: SequentialDifferenceParams) -> Outcome:
             "and wider than the fixed interval.")))
 
     schedule: list[int] = []
+    if not max_units and planned_looks > 1:
+        caveats.append(Caveat(code="no_look_schedule", severity="note", message=(
+            "The plan sets no max_units, so its looks cannot be placed; the sequence is reported at the units seen "
+            "(it is valid at any look all the same).")))
     if max_units:
         schedule = sorted({min(max_units, math.ceil(j * max_units / planned_looks)) for j in range(1, planned_looks + 1)})
     reached = [t for t in schedule if t <= n]

@@ -124,7 +124,7 @@ def test_clusters_ordered_by_time() -> None:
 def test_without_timestamps_a_note_says_so() -> None:
     x, y = _pairs(50, 0.2, 0.1, seed=7)
     out = compute(Ctx(x, y, max_units=None), P)
-    assert "no_timestamps" in [c.code for c in out.caveats]
+    assert {"no_timestamps", "no_look_schedule"} <= {c.code for c in out.caveats}
     assert out.result.looks[-1].units == 50 and out.result.max_units is None
 
 
