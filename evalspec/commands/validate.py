@@ -56,6 +56,16 @@ def validate(ctx: click.Context, plans: tuple[str, ...], locked: bool, fmt: str,
             continue
         digest = canonical_hash(loaded)
         entry.update(status="valid", exit_code=0, id=loaded.plan.id, hash=digest, diagnostics=[])
+        from evalspec.plan.positions import format_path
+        from evalspec.plan.rules import warnings as plan_warnings
+
+        warned = [loaded.diagnostic(format_path(w.path), "warning: " + w.message, hint=w.hint,
+                                    **({"got": w.got} if w.has_got else {}))
+                  for w in plan_warnings(loaded.plan)]
+        entry["warnings"] = [_as_json(d) for d in warned]
+        if fmt == "text":
+            for d in warned:
+                click.echo(d.render(), err=True)
         notes: list[str] = []
         try:
             status = check_lock(loaded)

@@ -22,7 +22,7 @@ from typing import Any
 
 from evalspec.plan.positions import Path, format_path
 
-__all__ = ["Issue", "PlanView", "RULES", "check", "rule"]
+__all__ = ["Issue", "PlanView", "RULES", "WARNINGS", "check", "rule", "warning", "warnings"]
 
 _NO_VALUE = object()
 
@@ -87,6 +87,27 @@ def rule(*needs: str) -> Callable[[RuleFn], RuleFn]:
         return fn
 
     return deco
+
+
+#: Rules whose findings do not make a plan invalid (``evalspec validate`` prints them and exits 0):
+#: (sections needed, rule), run by :func:`warnings` on a valid plan.
+WARNINGS: list[tuple[tuple[str, ...], RuleFn]] = []
+
+
+def warning(*needs: str) -> Callable[[RuleFn], RuleFn]:
+    """Register a rule whose issues are warnings: the plan stays valid, the reader is told."""
+
+    def deco(fn: RuleFn) -> RuleFn:
+        WARNINGS.append((needs, fn))
+        return fn
+
+    return deco
+
+
+def warnings(plan: Any) -> list[Issue]:
+    """Warnings about a valid plan (each located like an error), in rule order."""
+    view = PlanView.from_plan(plan)
+    return [issue for needs, fn in WARNINGS if all(view.has(n) for n in needs) for issue in fn(view)]
 
 
 def check(view: PlanView) -> list[Issue]:
@@ -259,6 +280,64 @@ def _units_reachable(view: PlanView) -> Iterable[Issue]:
         yield Issue(("decision", "minimum_units"),
                     f"exceeds stopping.max_units ({max_units}); the plan could never reach a verdict",
                     None, view.decision.minimum_units)
+
+
+@rule("decision", "analyses*")
+def _primary_at_the_decision_level(view: PlanView) -> Iterable[Issue]:
+    """One stated error rate: the primary comparison runs at decision.confidence_level."""
+    level = view.decision.confidence_level
+    for i, a in _of_kind(view, "paired_difference"):
+        own = getattr(a, "confidence_level", None)
+        if getattr(a, "primary", False) and own is not None and abs(float(own) - float(level)) > 1e-12:
+            yield Issue(("analyses", i, "confidence_level"),
+                        f"the primary comparison must use the decision's level ({level}): the verdict is stated at "
+                        "that level, and another level here would change its error rate silently",
+                        "remove this key (it defaults to decision.confidence_level) or change "
+                        "decision.confidence_level", own)
+
+
+# -- warnings: the plan is valid, but the reader must know ----------------------------------------
+
+
+def _zero_failure_n(max_rate: float, level: float) -> int:
+    import math
+
+    if max_rate <= 0:
+        return 0
+    if max_rate >= 1:
+        return 1
+    return int(math.floor(math.log(1 - level) / math.log(1 - max_rate))) + 1
+
+
+@warning("stopping", "analyses")
+def _looks_without_sequential_method(view: PlanView) -> Iterable[Issue]:
+    stop = view.stopping
+    sequential = any(a.kind.startswith("sequential") for _, a in view.analyses)
+    if stop.looks > 1 and not sequential:
+        yield Issue(("stopping", "looks"),
+                    f"{stop.looks} looks are planned but no sequential analysis adjusts the interval for them: the "
+                    "stated error rate holds for one look only (the report says so beside the verdict)",
+                    "add a sequential analysis (an anytime-valid interval), or plan one look", stop.looks)
+
+
+@warning("decision", "stopping", "units")
+def _critical_limit_reachable(view: PlanView) -> Iterable[Issue]:
+    cf = view.decision.critical_failures
+    if cf is None:
+        return
+    need = _zero_failure_n(float(cf.max_rate), float(cf.confidence_level))
+    max_units = view.stopping.max_units
+    if max_units is not None and max_units < need and view.units.cluster is not None:
+        yield Issue(("decision", "critical_failures", "max_rate"),
+                    f"at most {max_units} clusters are planned; with critical cases in clusters the bound counts "
+                    f"clusters as the independent opportunities, so it may never fall below {cf.max_rate:.1%}: "
+                    f"{need} failure-free independent critical cases are needed",
+                    "plan more clusters with critical cases, or a limit the design can show", cf.max_rate)
+    elif max_units is not None and max_units < need:
+        yield Issue(("decision", "critical_failures", "max_rate"),
+                    f"at most {max_units} units are planned, so the critical-failure bound can never fall below "
+                    f"{cf.max_rate:.1%}: {need} failure-free critical cases are needed",
+                    "plan more critical cases, or a limit the design can show", cf.max_rate)
 
 
 # -- record -------------------------------------------------------------------------------------
