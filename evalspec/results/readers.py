@@ -36,7 +36,6 @@ import csv
 import hashlib
 import io
 import json
-import math
 import os
 import stat
 import sys
@@ -50,7 +49,8 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_RESULTS_BYTES
 
-__all__ = ["RawFile", "read_file", "read_bytes", "detect_format", "FORMATS", "READERS", "regular_file_problem"]
+__all__ = ["RawFile", "CodedColumn", "read_file", "read_bytes", "detect_format", "FORMATS", "READERS",
+           "regular_file_problem"]
 
 #: Formats the run step reads, by file extension.
 FORMATS: dict[str, str] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -182,6 +182,47 @@ def read_file(path: Path, fmt: str, display: str | None = None) -> RawFile:
 # -- values ---------------------------------------------------------------------------------
 
 
+class CodedColumn(np.ndarray):
+    """An object column that knows its factorization: ``col == uniques[codes]`` (code -1 = missing).
+
+    Readers that dictionary-encode a column in Arrow return it as a ``CodedColumn``, so that
+    typing it later (:func:`evalspec.results.table.factorize`) costs nothing. The codes
+    travel with the array itself: a slice, a concatenation or a replaced column is a plain
+    array again (no cache keyed by identity that could go stale).
+    """
+
+    codes: np.ndarray | None
+    uniques: np.ndarray | None
+
+    @classmethod
+    def of(cls, codes: np.ndarray, uniques: np.ndarray, *, distinct: bool = False) -> np.ndarray:
+        """``uniques[codes]`` (``None`` for -1) carrying its codes; ``distinct``: known distinct, none None."""
+        values = [] if distinct else uniques.tolist()
+        if not distinct and (None in values or len(set(map(_key, values))) != len(values)):
+            # inputs that read as one value ("1" and "1.0") share a code; those read as missing get -1
+            index: dict[Any, int] = {}
+            remap = np.full(len(values) + 1, -1, dtype=np.int64)
+            kept: list[Any] = []
+            for i, v in enumerate(values):
+                if v is not None:
+                    remap[i] = index.setdefault(_key(v), len(kept))
+                    if remap[i] == len(kept):
+                        kept.append(v)
+            codes = remap[codes]
+            uniques = np.empty(len(kept), dtype=object)
+            uniques[:] = kept
+        coded = np.append(uniques, None)[codes].view(cls)
+        coded.codes, coded.uniques = codes, uniques
+        return coded
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self.codes = None
+        self.uniques = None
+
+    def __reduce__(self) -> Any:  # pickles as a plain object array
+        return np.asarray(self).view(np.ndarray).__reduce__()
+
+
 def _number(value: Any) -> Any:
     """The one definition of a number: integral floats below 2**53 are ints, NaN is missing."""
     if value.__class__ is float:
@@ -253,8 +294,7 @@ def _arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarr
     if pa.types.is_floating(typ):
         values = [_number(v) for v in values]
     uniques[:] = values
-    out = np.append(uniques, None)[codes]
-    return out
+    return CodedColumn.of(codes, uniques, distinct=not pa.types.is_floating(typ))
 
 
 def _key(value: Any) -> tuple[type, Any]:
@@ -285,8 +325,7 @@ def _binary_as_text(col: Any, display: str, unit: str) -> Any:
 def _read_jsonl(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
     if data.startswith(_BOM):
         data = data[3:]
-    _utf8(data, display, _corrupt)  # one check, in C: a bad byte is located on either path
-    fast = _read_jsonl_arrow(data, display)
+    fast = _read_jsonl_arrow(data, display)  # a bad UTF-8 byte sends it to the exact path, which locates it
     if fast is not None:
         return fast[0], fast[1], "line"
     columns, lines = _read_jsonl_python(data, display)
@@ -307,8 +346,8 @@ def _read_jsonl_arrow(data: bytes, display: str) -> tuple[dict[str, np.ndarray],
     if not data or data.isspace():
         return None
     body = data if data.endswith(b"\n") else data + b"\n"
-    if b"\n\n" in body or b"\r" in body or body.startswith(b"\n") or b"\n " in body or b"\n\t" in body:
-        return None
+    if b"\r" in body or body[:1].isspace():
+        return None  # blank lines are caught below: Arrow skips them, so the row count falls short
 
     def stamped(schema: Any) -> list[str]:
         return [f.name for f in schema if pa.types.is_timestamp(f.type) or pa.types.is_date(f.type)]
@@ -327,15 +366,22 @@ def _read_jsonl_arrow(data: bytes, display: str) -> tuple[dict[str, np.ndarray],
         late = stamped(table.schema)
         if late:
             table = read(sniffed + late)
+        names = table.column_names  # a key that is not UTF-8 fails here (UnicodeDecodeError is a ValueError)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
         return None
+    for col in table.columns:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            try:
+                col.validate(full=True)  # Arrow does not check UTF-8 while parsing JSON
+            except pa.ArrowInvalid:
+                return None
     n_lines = body.count(b"\n")
     if table.num_rows != n_lines:
         return None
     columns: dict[str, np.ndarray] = {}
     import pyarrow.compute as pc
 
-    for name, col in zip(table.column_names, table.columns):
+    for name, col in zip(names, table.columns):
         typ = col.type
         if not (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)
                 or pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ)):
@@ -484,7 +530,7 @@ def _typed(codes: np.ndarray, texts: list[str]) -> np.ndarray:
     """``_csv_value`` of each distinct text, expanded by ``codes``; the codes are remembered."""
     typed = np.empty(len(texts), dtype=object)
     typed[:] = [_csv_value(t) for t in texts]
-    return np.append(typed, None)[codes]
+    return CodedColumn.of(codes, typed)
 
 
 def _read_csv_python(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray]:

@@ -149,7 +149,7 @@ class _Concat:
 
 
 def _factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, uniques)`` of an object column; code -1 = None/NaN."""
+    """``(codes, uniques)`` of an object column; code -1 = None/NaN (a reader's codes are reused)."""
     return factorize(col)
 
 
@@ -162,6 +162,8 @@ def factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     import pyarrow as pa
 
+    if getattr(col, "codes", None) is not None:  # a CodedColumn straight from a reader
+        return col.codes, col.uniques
     n = col.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
@@ -207,6 +209,18 @@ def _is_missing(value: Any) -> bool:
 
 def missing_mask(uniques: np.ndarray) -> np.ndarray:
     """:func:`_is_missing` of each of ``uniques`` (distinct values), as a boolean array."""
+    if len(uniques) > 2000:  # many distinct texts (ids, times): ask Arrow, in C
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        try:
+            arr = pa.array(uniques, type=pa.string())
+        except (pa.ArrowException, TypeError):
+            arr = None
+        if arr is not None:
+            norm = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
+            hit = pc.fill_null(pc.is_in(norm, value_set=pa.array(sorted(_MISSING))), True)
+            return hit.to_numpy(zero_copy_only=False).astype(bool)
     miss = _MISSING
     return np.fromiter(
         (v is None or (v.__class__ is float and v != v) or (v.__class__ is str and (not v or v.strip().lower() in miss))
@@ -316,6 +330,38 @@ def parse_timestamp(value: Any) -> _dt.datetime | None:
 
 def _micros(t: _dt.datetime) -> int:
     return (t - _EPOCH) // _dt.timedelta(microseconds=1)
+
+
+def parse_times(texts: list[Any]) -> list[int | None]:
+    """Microseconds since 1970 UTC of each value, as :func:`parse_timestamp` reads it (None: unreadable).
+
+    The common shape ``YYYY-MM-DDTHH:MM:SSZ`` is parsed by Arrow in C and kept only where
+    it prints back as the same text (Arrow would accept 2026-02-30); everything else is
+    parsed by :func:`parse_timestamp`, so both give the same answer on every input.
+    """
+    out: list[int | None] = [None] * len(texts)
+    todo = list(range(len(texts)))
+    if len(texts) > 2000:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        try:
+            arr = pa.array(texts, type=pa.string())
+        except (pa.ArrowException, TypeError):
+            arr = None
+        if arr is not None:
+            shaped = pc.fill_null(pc.match_substring_regex(arr, r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"), False)
+            parsed = pc.strptime(arr, format="%Y-%m-%dT%H:%M:%SZ", unit="us", error_is_null=True)
+            back = pc.strftime(parsed, format="%Y-%m-%dT%H:%M:%SZ", locale="C")
+            same = pc.fill_null(pc.and_(shaped, pc.equal(back, arr)), False).to_numpy(zero_copy_only=False)
+            micros = pc.cast(parsed, pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+            todo = np.flatnonzero(~same).tolist()
+            for i in np.flatnonzero(same).tolist():
+                out[i] = int(micros[i])
+    for i in todo:
+        t = parse_timestamp(texts[i])
+        out[i] = None if t is None else _micros(t)
+    return out
 
 
 def _map_unique(col: np.ndarray, fn: Any, dtype: Any, bad: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -458,7 +504,7 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
     if time_col is not None:
         tcodes, tuniq = _factorize(time_col)
         texts = tuniq.tolist()
-        parsed = [parse_timestamp(u) for u in texts]
+        parsed = parse_times(texts)
         umissing = missing_mask(tuniq)
         unreadable = [p is None and not m for p, m in zip(parsed, umissing.tolist())]
         out_of_range = [u and _iso_shaped(t) for u, t in zip(unreadable, texts)]
@@ -472,7 +518,7 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
             problems += located(cat, np.flatnonzero(far_u[tcodes]), cols.timestamp,
                                 "the timestamp is outside the years 1 to 9999 once converted to UTC", values=time_col,
                                 hint="write times like 2026-10-01T12:00:00Z")
-        micros = np.array([_NO_TIME if p is None else _micros(p) for p in parsed] + [_NO_TIME], dtype=np.int64)
+        micros = np.array([_NO_TIME if p is None else p for p in parsed] + [_NO_TIME], dtype=np.int64)
         timestamp = micros[tcodes]
         good = micros[:-1][micros[:-1] != _NO_TIME]
         if good.size:
@@ -571,6 +617,8 @@ def plan_columns(plan: Any) -> dict[str, str]:
 
 
 def _nested_problems(cat: Any, col: np.ndarray, name: str) -> list[Diagnostic]:
+    if getattr(col, "codes", None) is not None:
+        return []  # a column typed by Arrow holds plain values only
     codes, uniq = _factorize(col)
     bad_u = np.array([_nested(u) for u in uniq.tolist()] + [False], dtype=bool)
     if not bad_u.any():

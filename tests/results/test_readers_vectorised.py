@@ -1,0 +1,42 @@
+"""The vectorised typing paths (Arrow, on many distinct values) give the per-value answer."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalspec.results.table import _is_missing, _micros, missing_mask, parse_times, parse_timestamp
+
+TIMES = ["2026-10-01T10:01:00Z", "2026-10-01T10:01:00+01:00", "2026-10-01T10:01:00", "2026-02-30T00:00:00Z",
+         "0001-01-01T00:00:00+01:00", "2026-10-01T24:00:00Z", "2026-10-01T10:01:60Z", "2026-1-01T10:01:00Z",
+         "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", " 2026-10-01T10:01:00Z", "2026-13-01T00:00:00Z",
+         "2024-02-29T23:59:59Z", "2023-02-29T00:00:00Z", "", "nope"]
+
+
+def _one_by_one(texts: list) -> list:
+    return [None if parse_timestamp(x) is None else _micros(parse_timestamp(x)) for x in texts]
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(st.lists(st.datetimes().map(lambda d: d.isoformat(timespec="seconds") + "Z"), max_size=50))
+def test_parse_times_agrees_with_parse_timestamp(generated: list) -> None:
+    texts = generated + TIMES * 130  # more than 2,000 distinct values: the Arrow path runs
+    assert parse_times(texts) == _one_by_one(texts)
+
+
+def test_parse_times_on_mixed_types_and_the_fast_shape() -> None:
+    texts = TIMES * 200
+    assert parse_times(texts) == _one_by_one(texts)
+    mixed = texts + [None, 5]
+    assert parse_times(mixed) == _one_by_one(mixed)
+
+
+def test_missing_mask_agrees_with_is_missing() -> None:
+    values = ["", " ", "NA", "na ", "NaN", "null", "None", "none", "x", "0", "n/a", "Null "] * 300
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = values
+    assert missing_mask(arr).tolist() == [_is_missing(v) for v in values]
+    mixed = np.empty(len(values) + 3, dtype=object)
+    mixed[:] = values + [None, 1.5, float("nan")]
+    assert missing_mask(mixed).tolist() == [_is_missing(v) for v in mixed.tolist()]
