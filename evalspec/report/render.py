@@ -121,6 +121,10 @@ def _plots(view: ReportView) -> dict[str, Any]:
         from evalspec.report import plots_bayes
 
         out.update({k: Markup(svg) for k, svg in plots_bayes.section_plots(a).items()})
+    for a in view.by_kind.get("background_temperature", []):  # evalspec.report.plots_tbg
+        from evalspec.report import plots_tbg
+
+        out.update({k: Markup(svg) for k, svg in plots_tbg.section_plots(a).items()})
     return out
 
 

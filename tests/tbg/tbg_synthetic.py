@@ -41,3 +41,34 @@ class SyntheticModel:
 
     def table(self, grid: list[float], k: int, seed: int) -> dict[float, dict[str, list[tuple[int, ...]]]]:
         return {t: self.answers(t, k, seed) for t in grid}
+
+
+def write_reference_folder(folder, table: dict[float, dict[str, list[tuple[int, ...]]]], name: str = "synthetic",
+                           seed: int = 0):
+    """Write ``{T: {prompt: answers}}`` as an `evalspec tbg sample` folder (no torch needed).
+
+    The answers are written as token ids (text: the ids as characters), with the manifest
+    of a real run, so the estimator and the plan analysis read it like any other.
+    """
+    import json
+    from pathlib import Path
+
+    from evalspec.tbg.prompts import Prompt
+    from evalspec.tbg.sampler import SampleSettings, _manifest, plan_shards, write_shard
+
+    folder = Path(folder)
+    temps = sorted(table)
+    pids = list(next(iter(table.values())))
+    k = len(next(iter(table[temps[0]].values())))
+    prompts = [Prompt(id=p, text=p) for p in pids]
+    settings = SampleSettings(temperatures=tuple(temps), samples=k, max_new_tokens=64, seed=seed)
+    manifest = _manifest(prompts, settings, {"spec": name, "name": name, "source": "synthetic numpy model"},
+                         {"device": "cpu"}, "prompts.jsonl")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    for shard in plan_shards(prompts, settings):
+        lines = [{"prompt": p, "temperature": t, "tokens": [list(a) for a in table[t][p]],
+                  "text": ["".join(chr(65 + x) for x in a) for a in table[t][p]], "finish": ["length"] * k}
+                 for p in shard.prompt_ids for t in shard.temperatures]
+        write_shard(folder, shard, lines, {"generated_tokens": 0})
+    return folder
