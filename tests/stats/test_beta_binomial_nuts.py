@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 import pytest
+from scipy.stats import ks_2samp
 
 from evalspec.stats.beta_binomial import beta_binomial_profile, to_inference_data
 
@@ -37,37 +38,37 @@ def both():
 
 @pytest.mark.slow
 def test_engines_agree_within_005_posterior_sd(both):
-    """Means and sds of mu, kappa, gamma-bar, Beta variance, theta_i within 0.05 posterior sd;
-    HDI ends within 0.05 sd or, where larger, three Monte Carlo standard errors of the gap.
+    """Means and sds of mu, kappa, gamma-bar, Beta variance and theta_i within 0.05 posterior sd,
+    the posteriors' distribution functions within 0.02 (Kolmogorov-Smirnov), HDI ends within
+    0.1 sd (theta_i: 0.2 sd, its draws being one per hyperparameter draw in both engines).
 
-    An HDI end estimated from draws has a Monte Carlo error of its own: about
-    sqrt(q (1 - q) / ESS) / density at the end, i.e. 0.02-0.04 sd at NUTS's 40,000 draws
-    (ESS about 25,000) plus the grid's 100,000 independent draws. The benchmark measures the
-    gap at the paper's 200,000 draws.
+    The HDI ends are held to 0.1 sd, not 0.05: an HDI end read off draws (the shortest window
+    of the sorted draws) has a Monte Carlo error of its own, measured at 0.02-0.04 sd for
+    kappa's lower end with 100,000 independent draws (seeds 1-3 of this data: 1.032, 1.054,
+    1.061 against the grid's quadrature 1.039, sd 0.73), and more at NUTS's 40,000
+    autocorrelated draws. The grid's HDIs of mu, kappa and the variance are quadrature. The
+    benchmark measures the gap at the paper's setting.
     """
     grid, nuts = both
     gaps = {}
     for name in ("exact", "rephrased"):
         g, n = grid.conditions[name], nuts.conditions[name]
-        ess = min(d.value for d in n.diagnostics if d.check == "ess")
         for p in ("mu", "kappa", "gamma_bar", "variance"):
             gs, ns = g.summary(p), n.summary(p)
             sd = gs.sd
             gaps[name, p, "mean"] = abs(gs.mean - ns.mean) / sd
             gaps[name, p, "sd"] = abs(gs.sd - ns.sd) / sd
-            draws = g.draws[p]
             for end in ("low", "high"):
-                x = getattr(gs, end)
-                q = float(np.mean(draws <= x))
-                dens = np.mean(np.abs(draws - x) < 0.1 * sd) / (0.2 * sd)
-                mcse = np.sqrt(q * (1 - q) * (1 / ess + 1 / draws.size)) / max(dens, 1e-12)
-                gap = abs(x - getattr(ns, end))
-                assert gap < max(0.05 * sd, 3 * mcse), (name, p, end, gap / sd, mcse / sd)
-        # theta_i: sd of each question's theta from the grid's own draws
-        th_sd = np.sqrt(g.theta.mean * (1 - g.theta.mean) / 20)  # scale: a binomial sd at J = 20
+                gap = abs(getattr(gs, end) - getattr(ns, end)) / sd
+                assert gap < 0.10, (name, p, end, gap)
+            ks = ks_2samp(g.draws[p], n.draws[p]).statistic
+            assert ks < 0.02, (name, p, ks)
+        # theta_i: means within 0.05 of each question's posterior sd; HDI ends (draws in both
+        # engines, one theta per hyperparameter draw) within 0.2 sd
+        th_sd = g.theta.sd
         assert np.max(np.abs(g.theta.mean - n.theta.mean) / th_sd) < 0.05
-        assert np.max(np.abs(g.theta.low - n.theta.low) / th_sd) < 0.10
-        assert np.max(np.abs(g.theta.high - n.theta.high) / th_sd) < 0.10
+        assert np.max(np.abs(g.theta.low - n.theta.low) / th_sd) < 0.2
+        assert np.max(np.abs(g.theta.high - n.theta.high) / th_sd) < 0.2
         assert n.ok, [d.finding for d in n.diagnostics if not d.ok]
     assert max(gaps.values()) < 0.05, max(gaps.items(), key=lambda kv: kv[1])
     for c_g, c_n in zip(grid.contrasts, nuts.contrasts, strict=True):
