@@ -50,6 +50,8 @@ __all__ = [
     "BetaBinomialResult",
     "collect_posteriors",
     "compute",
+    "posterior_writer_missing",
+    "save_posteriors",
 ]
 
 PARAMETERS = ("mu", "kappa", "gamma_bar", "variance")
@@ -215,6 +217,40 @@ def collect_posteriors() -> Iterator[list[tuple[str, Any]]]:
         yield sink
     finally:
         _SINK.reset(token)
+
+
+def posterior_writer_missing() -> str | None:
+    """Why ``--save-posterior`` cannot work here (ArviZ or a netCDF writer missing), or None."""
+    import importlib.util
+
+    if importlib.util.find_spec("arviz") is None:
+        return "--save-posterior needs ArviZ: pip install 'evalspec[mcmc]'"
+    if importlib.util.find_spec("h5netcdf") is None and importlib.util.find_spec("netCDF4") is None:
+        return "--save-posterior needs a netCDF writer (h5netcdf or netCDF4): pip install 'evalspec[mcmc]'"
+    return None
+
+
+def save_posteriors(sink: list[tuple[str, Any]], folder: Any) -> list[Any]:
+    """Write each collected profile as ArviZ InferenceData (netCDF): ``posterior-<label>.nc``."""
+    import os
+    import re
+    from pathlib import Path
+
+    from evalspec.stats.beta_binomial import to_inference_data
+
+    folder = Path(folder)
+    written: list[Path] = []
+    seen: dict[str, int] = {}
+    for label, profile in sink:
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-.") or "beta_binomial"
+        seen[stem] = seen.get(stem, 0) + 1
+        name = f"posterior-{stem}" + (f"-{seen[stem]}" if seen[stem] > 1 else "") + ".nc"
+        target = folder / name
+        tmp = folder / f".{name}.tmp"
+        to_inference_data(profile).to_netcdf(str(tmp))
+        os.replace(tmp, target)
+        written.append(target)
+    return written
 
 
 # --------------------------------------------------------------------------- compute
