@@ -28,6 +28,7 @@ from evalspec.stats._results import (
     ProportionResult,
 )
 from evalspec.stats._validation import InvalidArgument
+from evalspec.stats.beta_binomial import beta_binomial_posterior, beta_binomial_profile
 from evalspec.stats.bootstrap import BOOTSTRAP_INTERVALS, cluster_totals, paired_cluster_bootstrap
 from evalspec.stats.clustered import (
     CORRECTIONS,
@@ -83,6 +84,8 @@ __all__ = [
     "PairedDifferenceResult",
     "ProportionResult",
     "bell_mccaffrey_df",
+    "beta_binomial_posterior",
+    "beta_binomial_profile",
     "beta_hdi",
     "clopper_pearson_limits",
     "cluster_totals",
