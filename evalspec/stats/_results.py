@@ -202,7 +202,8 @@ class ClusteredMeanResult(IntervalResult):
     ``df`` is the Bell-McCaffrey value (a real number) for CR2 and ``n_clusters - 1`` for
     CR0/CR1. ``max_cluster_share`` is the largest cluster's share of the rows and
     ``effective_clusters`` is ``1 / sum_g (n_g / n)^2`` (G for equal sizes, near 1 when one
-    cluster dominates): the inputs of a dominant-cluster caveat.
+    cluster dominates): the inputs of a dominant-cluster caveat. ``note`` is non-empty when
+    the interval has zero width (no between-cluster variation: uninformative, not certain).
     """
 
     se: float
@@ -211,6 +212,7 @@ class ClusteredMeanResult(IntervalResult):
     correction: str
     max_cluster_share: float = 0.0
     effective_clusters: float = 0.0
+    note: str = ""
 
     kind = "clustered_mean_interval"
 

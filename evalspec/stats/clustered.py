@@ -186,6 +186,12 @@ def clustered_mean_interval(
         df=df,
         n_clusters=n_clusters,
         correction=correction,
+        note=(
+            "every cluster's residual total is zero (no between-cluster variation in the data), so the interval "
+            "has zero width; it is uninformative, not evidence of certainty"
+            if bool(np.all(np.abs(totals) <= 1e-12 * sizes * max(1.0, float(np.abs(arr).max()))))
+            else ""
+        ),
         max_cluster_share=float(sizes.max() / sizes.sum()),
         effective_clusters=float(sizes.sum() ** 2 / np.dot(sizes, sizes)),
     )

@@ -151,6 +151,14 @@ def test_cr2_location_scale_and_permutation(sizes: list[int], shift: float, scal
     assert p.interval == pytest.approx(r.interval, rel=1e-9)
 
 
+def test_zero_width_interval_says_it_is_uninformative() -> None:
+    # only-A and only-B disagreements cancel inside every cluster: differences sum to 0 per cluster
+    diffs = np.array([1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 0.0, 1.0, -1.0])
+    r = clustered_mean_interval(diffs, [1, 1, 1, 2, 2, 2, 3, 3, 3])
+    assert r.interval == (0.0, 0.0) and r.se == 0.0 and "uninformative" in r.note
+    assert clustered_mean_interval([1.0, 0.0, 1.0], [1, 1, 2]).note == ""
+
+
 def test_cr0_cr1_stay_available_on_g_minus_1_df() -> None:
     y, labels = TOY9
     for corr in ("CR0", "CR1"):
