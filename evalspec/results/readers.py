@@ -49,7 +49,7 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_RESULTS_BYTES
 
-__all__ = ["RawFile", "CodedColumn", "read_file", "read_bytes", "detect_format", "FORMATS", "READERS",
+__all__ = ["RawFile", "CodedColumn", "arrow_numpy", "arrow_strings", "read_file", "read_bytes", "detect_format", "FORMATS", "READERS",
            "regular_file_problem"]
 
 #: Formats the run step reads, by file extension.
@@ -282,19 +282,61 @@ def _arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarr
         return out
     if pa.types.is_null(typ):
         return np.full(len(col), None, dtype=object)
-    if pa.types.is_floating(typ):
-        col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
-    enc = col.dictionary_encode()
-    idx = enc.indices
-    if idx.null_count:
-        idx = pc.fill_null(idx, -1)
-    codes = idx.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    enc = col.dictionary_encode()  # NaN (a float) becomes None below, via _number
+    codes = arrow_numpy(enc.indices, fill=-1).astype(np.int64, copy=False)
     uniques = np.empty(len(enc.dictionary), dtype=object)
     values = enc.dictionary.to_pylist()
     if pa.types.is_floating(typ):
         values = [_number(v) for v in values]
     uniques[:] = values
     return CodedColumn.of(codes, uniques, distinct=not pa.types.is_floating(typ))
+
+
+def arrow_numpy(arr: Any, fill: Any = None) -> np.ndarray:
+    """An Arrow array of numbers or booleans as NumPy (nulls become ``fill``), without pandas.
+
+    (``to_numpy`` and Python scalars in ``pyarrow.compute`` import pandas, half a second, for
+    nothing.)
+    """
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    if pa.types.is_boolean(arr.type):
+        out = arrow_numpy(arr.cast(pa.uint8()), None if fill is None else int(fill))
+        return out.astype(bool)
+    dtype = np.dtype({"double": "float64", "float": "float32", "halffloat": "float16"}.get(str(arr.type),
+                                                                                        str(arr.type)))
+    data = np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr) + arr.offset)[arr.offset:]
+    if arr.null_count:
+        if fill is None:
+            raise ValueError("arrow_numpy: the array has nulls and no fill value was given")
+        bits = np.unpackbits(np.frombuffer(arr.buffers()[0], dtype=np.uint8), bitorder="little")
+        valid = bits[arr.offset: arr.offset + len(arr)].astype(bool)
+        data = np.where(valid, data, np.asarray(fill).astype(data.dtype))
+    return data
+
+
+def arrow_strings(values: list[Any]) -> Any:
+    """An Arrow string array of ``values`` (``None`` -> null), or None when some value is not text.
+
+    Built from buffers: ``pyarrow.array`` would import pandas (half a second) to ask whether
+    the list is a pandas object.
+    """
+    import pyarrow as pa
+
+    valid = [v is not None for v in values]
+    try:
+        enc = [v.encode("utf-8") if v is not None else b"" for v in values]
+    except (AttributeError, UnicodeEncodeError):
+        return None
+    offsets = np.zeros(len(enc) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in enc], out=offsets[1:])
+    bitmap = None
+    if not all(valid):
+        bitmap = pa.py_buffer(np.packbits(np.asarray(valid, dtype=bool), bitorder="little").tobytes())
+    return pa.LargeStringArray.from_buffers(len(enc), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(enc)),
+                                            bitmap)
 
 
 def _key(value: Any) -> tuple[type, Any]:
@@ -521,7 +563,7 @@ def _read_csv_arrow(data: bytes) -> tuple[dict[str, np.ndarray], np.ndarray] | N
         col = table.column(name)
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
         enc = col.dictionary_encode()
-        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        codes = arrow_numpy(enc.indices).astype(np.int64, copy=False)
         columns[name] = _typed(codes, enc.dictionary.to_pylist())
     return columns, np.arange(2, n_lines + 1, dtype=np.int64)
 

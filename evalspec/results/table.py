@@ -21,7 +21,7 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_LABEL_CHARS, MAX_ROWS, MAX_SLICE_LEVELS
-from evalspec.results.readers import RawFile
+from evalspec.results.readers import RawFile, arrow_numpy, arrow_strings
 
 __all__ = ["Tidy", "FileInfo", "build_table", "located", "factorize", "missing_mask", "MAX_LISTED", "MAX_REPEAT",
            "MAX_ABS_SCORE", "plan_columns"]
@@ -160,31 +160,24 @@ def factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     unhashable values (a nested list or object) are compared by their text, so they are
     counted and located rather than crashing. Homogeneous columns go through Arrow.
     """
-    import pyarrow as pa
+    import pyarrow.compute as pc
 
     if getattr(col, "codes", None) is not None:  # a CodedColumn straight from a reader
         return col.codes, col.uniques
     n = col.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
-    try:
-        arr = pa.array(col, from_pandas=True)
-        ok = (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or pa.types.is_integer(arr.type)
-              or pa.types.is_boolean(arr.type) or pa.types.is_null(arr.type))
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        ok = False
-    if ok:
-        if pa.types.is_null(arr.type):
-            return np.full(n, -1, dtype=np.int64), np.zeros(0, dtype=object)
+    values = col.tolist()
+    arr = arrow_strings(values) if all(v is None or v.__class__ is str for v in values) else None
+    if arr is not None:
         enc = arr.dictionary_encode()
-        idx = enc.indices.fill_null(-1) if enc.indices.null_count else enc.indices
         uniques = np.empty(len(enc.dictionary), dtype=object)
         uniques[:] = enc.dictionary.to_pylist()
-        return idx.to_numpy(zero_copy_only=False).astype(np.int64, copy=False), uniques
+        return arrow_numpy(enc.indices, fill=-1).astype(np.int64, copy=False), uniques
     index: dict[Any, int] = {}
     firsts: list[Any] = []
     codes = np.empty(n, dtype=np.int64)
-    for i, v in enumerate(col.tolist()):
+    for i, v in enumerate(values):
         if v is None or (v.__class__ is float and v != v):
             codes[i] = -1
             continue
@@ -213,14 +206,10 @@ def missing_mask(uniques: np.ndarray) -> np.ndarray:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        try:
-            arr = pa.array(uniques, type=pa.string())
-        except (pa.ArrowException, TypeError):
-            arr = None
+        arr = arrow_strings(uniques.tolist())
         if arr is not None:
             norm = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
-            hit = pc.fill_null(pc.is_in(norm, value_set=pa.array(sorted(_MISSING))), True)
-            return hit.to_numpy(zero_copy_only=False).astype(bool)
+            return arrow_numpy(pc.is_in(norm, value_set=arrow_strings(sorted(_MISSING))), fill=True)
     miss = _MISSING
     return np.fromiter(
         (v is None or (v.__class__ is float and v != v) or (v.__class__ is str and (not v or v.strip().lower() in miss))
@@ -345,16 +334,13 @@ def parse_times(texts: list[Any]) -> list[int | None]:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        try:
-            arr = pa.array(texts, type=pa.string())
-        except (pa.ArrowException, TypeError):
-            arr = None
+        arr = arrow_strings(texts)
         if arr is not None:
-            shaped = pc.fill_null(pc.match_substring_regex(arr, r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"), False)
+            shaped = pc.match_substring_regex(arr, r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
             parsed = pc.strptime(arr, format="%Y-%m-%dT%H:%M:%SZ", unit="us", error_is_null=True)
             back = pc.strftime(parsed, format="%Y-%m-%dT%H:%M:%SZ", locale="C")
-            same = pc.fill_null(pc.and_(shaped, pc.equal(back, arr)), False).to_numpy(zero_copy_only=False)
-            micros = pc.cast(parsed, pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+            same = arrow_numpy(pc.and_(shaped, pc.equal(back, arr)), fill=False)
+            micros = arrow_numpy(parsed.cast(pa.int64()), fill=0)
             todo = np.flatnonzero(~same).tolist()
             for i in np.flatnonzero(same).tolist():
                 out[i] = int(micros[i])
