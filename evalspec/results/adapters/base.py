@@ -164,10 +164,10 @@ def guard(display: str, tool: str, where: str = "") -> Iterator[None]:
 
 
 def read_bytes(path: Path, display: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise bad_log(display, f"cannot read the log: {exc.strerror or exc}") from None
+    """The log's bytes: regular files only, size-capped (a FIFO or /dev/zero never hangs the run)."""
+    from evalspec.results import readers
+
+    return readers.read_bytes(Path(path), display)
 
 
 def sha256_of(data: bytes) -> str:
