@@ -1,6 +1,6 @@
 """evalspec: preregistered evaluation plans, honest uncertainty, auditable decisions.
 
-The package is layered in one direction (see ``DESIGN.md``)::
+The package is layered in one direction (see ``docs/ARCHITECTURE.md``)::
 
     plan -> results -> attempts -> analyses -> decision -> claim -> report / audit
 

@@ -3,8 +3,8 @@
 The record's shape is the pydantic model in :mod:`evalspec.claim_model` (its generated JSON
 Schema is ``schemas/claim.schema.json``). This module only serialises and writes it: floats are rounded to 12 significant digits (so the bytes do
 not depend on the last bits of a floating-point sum), keys are sorted, the text is UTF-8
-with a trailing newline, and the file is written atomically (a temporary file in the same
-folder, then :func:`os.replace`), so a failed run never leaves half a claim. Same inputs
+with a trailing newline; :func:`evalspec.run.write_claim` writes it atomically
+(:mod:`evalspec._atomic`), so a failed run never leaves half a claim. Same inputs
 and seeds give the same bytes; ``created`` comes from ``SOURCE_DATE_EPOCH`` when set.
 """
 
@@ -14,15 +14,13 @@ import datetime as _dt
 import json
 import math
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from evalspec._atomic import write_text_atomic
 from evalspec.claim_model import CLAIM_FORMAT
 
-__all__ = ["CLAIM_FORMAT", "created_time", "dumps", "normalize", "write_atomic", "software_versions"]
+__all__ = ["CLAIM_FORMAT", "created_time", "dumps", "normalize", "software_versions"]
 SIGNIFICANT_DIGITS = 12
 
 
@@ -77,11 +75,6 @@ def normalize(value: Any) -> Any:
 def dumps(claim: dict[str, Any]) -> str:
     """The claim's canonical text: sorted keys, 2-space indent, UTF-8, trailing newline."""
     return json.dumps(normalize(claim), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (see :mod:`evalspec._atomic`)."""
-    write_text_atomic(path, text)
 
 
 def software_versions() -> dict[str, str]:

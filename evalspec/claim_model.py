@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_mo
 
 from evalspec.analyses.contract import Caveat, Offers, SeedUse
 
-__all__ = ["CLAIM_FORMAT", "Claim", "claim_model", "claim_schema", "claim_schema_text", "record_model"]
+__all__ = ["CLAIM_FORMAT", "claim_model", "kind_info", "claim_schema", "claim_schema_text", "record_model"]
 
 #: Version of the claim's shape. 2: typed analysis records (result, caveats, seeds, offers),
 #: the typed decision record, seeds used and declared-but-unused.
@@ -217,7 +217,7 @@ def record_model(kind: str) -> type[RecordBase]:
     k = get_kind(kind)
     model: type[RecordBase] = create_model(  # type: ignore[call-overload]
         _model_name(kind), __base__=RecordBase,
-        kind=(Literal[kind], ...),  # type: ignore[valid-type]
+        kind=(Literal[kind], ...),  # type: ignore[valid-type,arg-type]
         params=(k.params, ...),
         result=(k.result, ...),
     )

@@ -361,9 +361,10 @@ def default_out_dir(plan_path: str | Path) -> Path:
 
 def write_claim(claim: dict[str, Any], out_dir: Path) -> Path:
     """Write ``claim.json`` into ``out_dir`` atomically and return its path."""
-    from evalspec.claim import dumps, write_atomic
+    from evalspec._atomic import write_text_atomic
+    from evalspec.claim import dumps
 
     text = dumps(claim)
     path = out_dir / "claim.json"
-    write_atomic(path, text)
+    write_text_atomic(path, text)
     return path

@@ -213,13 +213,14 @@ class AnalysisContext:
                 crit = CriticalFailureLimit.model_construct(
                     max_rate=critical_max_rate,
                     confidence_level=critical_level if critical_level is not None else 0.95)
-            decision = Decision.model_construct(goal=goal, minimum_improvement=minimum_improvement, margin=margin,
+            lax: Any = {"goal": goal, "stopping": stopping_rule, "rule": rule, "policy": missing_policy}
+            decision = Decision.model_construct(goal=lax["goal"], minimum_improvement=minimum_improvement, margin=margin,
                                                 confidence_level=confidence_level, critical_failures=crit,
                                                 minimum_units=minimum_units)
             plan = ArrayPlan(
-                decision=decision, stopping=Stopping.model_construct(rule=stopping_rule, looks=looks),
-                slices=list(slices or []), attempts=Attempts.model_construct(repeats=planned_repeats, rule=rule, k=k),
-                missing=Missing.model_construct(policy=missing_policy),
+                decision=decision, stopping=Stopping.model_construct(rule=lax["stopping"], looks=looks),
+                slices=list(slices or []), attempts=Attempts.model_construct(repeats=planned_repeats, rule=lax["rule"], k=k),
+                missing=Missing.model_construct(policy=lax["policy"]),
                 data=SimpleNamespace(columns=Columns.model_construct(critical=critical_role)), primary=primary)
         return cls(candidates=list(candidates), baseline=baseline, case_ids=np.asarray(case_ids, dtype=object),
                    case_cluster=case_cluster, cluster_ids=cluster_ids, case_columns=cols, outcomes=out,

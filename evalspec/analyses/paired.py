@@ -444,7 +444,6 @@ def _caveats(core: PairedCore, contrib: Contributions | None, params: PairedDiff
 
 def compute(ctx: AnalysisContext, params: PairedDifferenceParams) -> Outcome:
     """Paired difference of pass rates, ``candidate − baseline`` (``compare[0] − compare[1]``)."""
-    import numpy as np
 
     from evalspec.analyses.context import AnalysisRefused
 

@@ -109,10 +109,10 @@ def _entry(ctx: AnalysisContext, name: str, method: str, level: float,
         return ProportionEntry(successes=float(vals.sum()), n=n, estimate=float(vals.mean()), low=0.0, high=1.0,
                                method="none (fewer than 2 clusters)", confidence_level=level,
                                note=MEAN_RULE_NOTE), []
-    r = clustered_mean_interval(vals, clusters, confidence_level=level, correction="CR2")
-    return ProportionEntry(successes=float(vals.sum()), n=n, estimate=r.estimate, low=max(0.0, r.low),
-                           high=min(1.0, r.high), method="clustered_mean_t (CR2)",
-                           confidence_level=r.confidence_level, n_clusters=r.n_clusters,
+    cm = clustered_mean_interval(vals, clusters, confidence_level=level, correction="CR2")
+    return ProportionEntry(successes=float(vals.sum()), n=n, estimate=cm.estimate, low=max(0.0, cm.low),
+                           high=min(1.0, cm.high), method="clustered_mean_t (CR2)",
+                           confidence_level=cm.confidence_level, n_clusters=cm.n_clusters,
                            note=MEAN_RULE_NOTE), []
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalspec.report.plots import ACCENT, INK, MUTED, _figure, _rc_ctx, _to_svg
+from evalspec.report.plots import ACCENT, INK, _figure, _rc_ctx, _to_svg
 
 __all__ = ["heatmap_svg", "histogram_svg", "ks_curves_svg", "section_plots"]
 

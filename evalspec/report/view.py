@@ -146,7 +146,7 @@ def title_of(analysis: dict[str, Any]) -> str:
     from evalspec.claim_model import kind_info
 
     kind = str(analysis.get("kind"))
-    title = kind_info(kind)[0] if kind_info(kind)[0] else str(analysis.get("label") or kind)
+    title = kind_info(kind)[0] or str(analysis.get("label") or kind)
     res = _mapping(analysis.get("result"))
     if isinstance(res.get("candidate"), str) and isinstance(res.get("baseline"), str):
         return f"{title}: {res['candidate']} against {res['baseline']}"

@@ -7,7 +7,6 @@ import copy
 import json
 import random
 import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
