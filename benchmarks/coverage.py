@@ -472,9 +472,8 @@ def render_markdown(grids: dict[str, list[CellResult]], reps: int, resamples: in
         lines += [
             "",
             "The cluster-aware bound recovers most of what the independent bound loses under clustering, but it "
-            "does **not** reach 95 % when failures are rare and strongly clustered (ICC 0.3: "
-            f"{100 * min(r.coverage('bound_cluster') for r in strong):.1f}–"
-            f"{100 * max(r.coverage('bound_cluster') for r in strong):.1f} %). Two reasons: with zero failures "
+            "does **not** reach 95 % when failures are rare and strongly clustered (at ICC 0.3 as low as "
+            f"{100 * min(r.coverage('bound_cluster') for r in strong):.1f} %). Two reasons: with zero failures "
             "observed (frequent when failures cluster) the data cannot show the clustering, so the bound falls back "
             "to the independent one; and with few clusters holding the failures the variance estimate is itself "
             "unstable. A verdict that rests on a critical-failure bound from clustered cases should say so, and "
