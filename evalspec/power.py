@@ -158,6 +158,39 @@ def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
     return report
 
 
+def shortfall(power: Any, decision: Any, attempts: Any, units: Any, stopping: Any) -> tuple[str, str] | None:
+    """(message, hint) when ``stopping.max_units`` cannot reach 80 % power under the plan's ``power`` block.
+
+    A pure function of the plan's sections (for the ``evalspec validate`` warning); None when the
+    plan gives no assumptions, no ``max_units`` or no target difference, or the units suffice.
+    """
+    if power is None or power.omega2 is None or stopping.max_units is None:
+        return None
+    from evalspec.stats.power import design_effect, paired_sample_size
+
+    if decision.goal == "superiority":
+        delta, name = float(decision.minimum_improvement), "minimum improvement"
+    else:
+        delta, name = float(decision.margin or 0.0), "margin"
+    if delta <= 0:
+        return None
+    k = int(attempts.repeats) if attempts.rule == "mean" else 1
+    clustered = units.cluster is not None
+    m = float(power.cluster_size) if clustered and power.cluster_size else 1.0
+    deff = design_effect(m, power.icc) if m > 1 else 1.0
+    used = 0.9 if decision.goal == "equivalence" else 0.8  # TOST at a true difference of 0: power split over two sides
+    cases = math.ceil(paired_sample_size(delta, power.omega2, sigma_a2=power.sigma2_candidate, k_a=k,
+                                         sigma_b2=power.sigma2_baseline, k_b=k,
+                                         alpha=1 - float(decision.confidence_level), power=used, deff=deff) - 1e-9)
+    need = math.ceil(cases / m - 1e-9) if clustered and m > 1 else cases
+    unit = f"clusters ({units.cluster})" if clustered else "cases"
+    if stopping.max_units >= need:
+        return None
+    return (f"{stopping.max_units} {unit} are planned, but about {need} are needed to detect the {name} of "
+            f"{delta:g} with 80% power under the plan's power assumptions (Miller 2024, eq. 9)",
+            "plan more units, a larger minimum difference, or check the assumptions with `evalspec power`")
+
+
 def unreachable_goal(plan: Any) -> str | None:
     """A one-sentence warning when the plan's own assumptions say max_units cannot reach 80 % power, else None."""
     if plan.power is None or plan.power.omega2 is None or plan.stopping.max_units is None:

@@ -320,6 +320,18 @@ def _looks_without_sequential_method(view: PlanView) -> Iterable[Issue]:
                     "add a sequential analysis (an anytime-valid interval), or plan one look", stop.looks)
 
 
+@warning("power", "decision", "attempts", "units", "stopping")
+def _planned_units_reach_the_goal(view: PlanView) -> Iterable[Issue]:
+    """The planned units can detect the declared difference (audit engineer; assumptions from the `power` block)."""
+    if view.power is None or view.stopping.max_units is None:
+        return
+    from evalspec.power import shortfall
+
+    found = shortfall(view.power, view.decision, view.attempts, view.units, view.stopping)
+    if found is not None:
+        yield Issue(("stopping", "max_units"), found[0], found[1], view.stopping.max_units)
+
+
 @warning("decision", "stopping", "units")
 def _critical_limit_reachable(view: PlanView) -> Iterable[Issue]:
     cf = view.decision.critical_failures

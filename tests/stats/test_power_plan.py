@@ -122,3 +122,20 @@ def test_no_assumptions_is_a_located_input_error(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["power", str(_plan(tmp_path))])
     assert res.exit_code == 2
     assert "power.omega2" in res.output and "--pilot" in res.output
+
+
+def test_validate_warns_when_planned_units_cannot_reach_the_goal(tmp_path: Path) -> None:
+    path = _plan(tmp_path, NO_CLUSTER, NO_CLUSTER_METHOD, power="  omega2: 0.1111111111111111\n")
+    res = CliRunner().invoke(cli, ["validate", str(path)])
+    assert res.exit_code == 0, res.output  # a warning leaves the plan valid
+    assert "stopping.max_units: warning: 400 cases are planned, but about 969 are needed" in res.output
+    res = CliRunner().invoke(cli, ["validate", str(path), "--format", "json"])
+    warned = json.loads(res.stdout)["plans"][0]["warnings"]
+    assert [w["key"] for w in warned if "969" in w["message"]] == ["stopping.max_units"]
+
+
+def test_validate_is_quiet_when_the_units_suffice(tmp_path: Path) -> None:
+    path = _plan(tmp_path, NO_CLUSTER, NO_CLUSTER_METHOD, ("max_units: 400", "max_units: 969"),
+                 power="  omega2: 0.1111111111111111\n")
+    res = CliRunner().invoke(cli, ["validate", str(path)])
+    assert res.exit_code == 0 and "are needed to detect" not in res.output
