@@ -575,8 +575,19 @@ def reproduction(inputs: AuditInputs) -> CheckResult:
     return reproduce(inputs)
 
 
+def deviations_disclosed(inputs: AuditInputs) -> CheckResult:
+    """The deviations the run itself recorded, listed for the reader (never a failure on their own)."""
+    title = "Deviations recorded by the run"
+    devs = [d for d in inputs.claim.get("deviations") or [] if isinstance(d, dict)]
+    if not devs:
+        return _r("deviations_disclosed", title, "pass", "The run recorded no deviation from the plan.")
+    return _r("deviations_disclosed", title, "warning",
+              f"The run recorded {len(devs)} deviation(s) from the plan; they are disclosed in the claim and report.",
+              [f"{d.get('code')}: {d.get('message')}" for d in devs])
+
+
 CHECKS: list[Callable[[AuditInputs], CheckResult]] = [
     plan_matches, plan_locked, locked_before_results, analyses_declared, attempt_rule, model_versions,
-    missing_within_policy, units_within_max, decision_date, looks_within_plan, claim_untampered, ledger_untampered,
-    data_fingerprints, reproduction,
+    missing_within_policy, units_within_max, decision_date, looks_within_plan, deviations_disclosed, claim_untampered,
+    ledger_untampered, data_fingerprints, reproduction,
 ]

@@ -131,6 +131,8 @@ def test_never_locked(tmp_path: Path) -> None:
     w.run()
     checks = w.checks()
     assert checks["plan_locked"]["status"] == "fail" and "never locked" in checks["plan_locked"]["sentence"]
+    dev = checks["deviations_disclosed"]
+    assert dev["status"] == "warning" and dev["evidence"][0].startswith("plan_not_locked: ")
 
 
 def test_no_ledger_is_a_warning(ws: Workspace) -> None:
