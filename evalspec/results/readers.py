@@ -157,26 +157,154 @@ def read_bytes(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> byte
     return data
 
 
+@dataclass
+class Source:
+    """A results file to read: where it is and what one streaming pass learnt about it.
+
+    :func:`scan` reads the file once, in blocks (its SHA-256, newline and comma counts,
+    whether it holds a carriage return or a quote, its first 64 KiB), without keeping it
+    in memory: the fast paths then let Arrow read the file itself, so a million-row file is
+    never held twice. :meth:`read` gives the bytes to the exact path, checked against the
+    hash; :meth:`check_unchanged` refuses a file that changed while it was read, so the
+    claim's SHA-256 is always that of the bytes analysed.
+    """
+
+    display: str
+    size: int
+    sha256: str
+    newlines: int
+    has_cr: bool
+    has_quote: bool
+    commas: int
+    head: bytes
+    last: bytes
+    path: Path | None = None
+    mtime_ns: int = 0
+    data: bytes | None = None
+
+    @classmethod
+    def of_bytes(cls, data: bytes, display: str) -> Source:
+        """A source held in memory (tests, and readers given bytes)."""
+        return cls(display=display, size=len(data), sha256=hashlib.sha256(data).hexdigest(),
+                   newlines=data.count(b"\n"), has_cr=b"\r" in data, has_quote=b'"' in data,
+                   commas=data.count(b","), head=data[: 1 << 16], last=data[-1:], data=data)
+
+    @property
+    def lines(self) -> int:
+        """Number of lines (a last line without a newline counts)."""
+        return self.newlines + (1 if self.size and self.last != b"\n" else 0)
+
+    def arrow_input(self) -> Any:
+        """What Arrow reads: the path (streamed by Arrow) or the bytes."""
+        return io.BytesIO(self.data) if self.data is not None else str(self.path)
+
+    def read(self) -> bytes:
+        """The whole file, verified against the hash of the scan."""
+        if self.data is not None:
+            return self.data
+        assert self.path is not None
+        data = read_bytes(self.path, self.display)
+        if hashlib.sha256(data).hexdigest() != self.sha256:
+            raise _changed(self.display)
+        return data
+
+    def check_unchanged(self) -> None:
+        """Refuse a file that changed since the scan (its size or modification time)."""
+        if self.path is None:
+            return
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            raise _changed(self.display) from None
+        if (st.st_size, st.st_mtime_ns) != (self.size, self.mtime_ns):
+            raise _changed(self.display)
+
+
+def _changed(display: str) -> InputError:
+    message = "the file changed while evalspec was reading it"
+    return InputError(f"{display}: {message}", [Diagnostic(
+        file=display, message=message, hint="run again once whatever writes the results has finished")])
+
+
+def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> Source:
+    """One streaming pass over a regular file (same refusals as :func:`read_bytes`)."""
+    def refuse(message: str, hint: str | None = None) -> InputError:
+        return InputError(f"{display}: {message}", [Diagnostic(file=display, message=message, hint=hint)])
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
+    kind = regular_file_problem(st.st_mode)
+    if kind is not None:
+        raise refuse(f"not a regular file ({kind})", "results are read from regular files only; export them to a "
+                     "file and name that file in data.results")
+    if st.st_size > limit:
+        raise refuse(f"the file is {st.st_size:,} bytes, more than the {limit:,} evalspec reads",
+                     "split the results into several files, or summarise them before the analysis")
+    digest = hashlib.sha256()
+    newlines = commas = size = 0
+    has_cr = has_quote = False
+    head = last = b""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
+    try:
+        fst = os.fstat(fd)
+        kind = regular_file_problem(fst.st_mode)
+        if kind is not None:
+            raise refuse(f"not a regular file ({kind})")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            while True:
+                block = fh.read(8 << 20)
+                if not block:
+                    break
+                size += len(block)
+                if size > limit:
+                    raise refuse(f"the file is more than the {limit:,} bytes evalspec reads")
+                digest.update(block)
+                newlines += block.count(b"\n")
+                commas += block.count(b",")
+                has_cr = has_cr or b"\r" in block
+                has_quote = has_quote or b'"' in block
+                if len(head) < 1 << 16:
+                    head += block[: (1 << 16) - len(head)]
+                last = block[-1:]
+    except OSError as exc:
+        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
+    finally:
+        os.close(fd)
+    return Source(display=display, size=size, sha256=digest.hexdigest(), newlines=newlines, has_cr=has_cr,
+                  has_quote=has_quote, commas=commas, head=head, last=last, path=Path(path),
+                  mtime_ns=fst.st_mtime_ns)
+
+
+def _as_source(src: Source | bytes, display: str) -> Source:
+    return src if isinstance(src, Source) else Source.of_bytes(src, display)
+
+
 def _strerror(exc: OSError) -> str:
     text = exc.strerror or type(exc).__name__
     return text[:1].lower() + text[1:]
 
 
-#: format -> reader of the file's bytes: ``(data, display) -> (columns, lines, unit)``. The one
-#: dispatch point: a new format (or a tool's log adapter) adds an entry here.
-READERS: dict[str, Callable[[bytes, str], tuple[dict[str, np.ndarray], np.ndarray, str]]] = {}
+#: format -> reader of a scanned file: ``(source, display) -> (columns, lines, unit)`` (``source`` is
+#: a :class:`Source`, or bytes). The one dispatch point: a new format adds an entry here.
+READERS: dict[str, Callable[[Any, str], tuple[dict[str, np.ndarray], np.ndarray, str]]] = {}
 
 
 def read_file(path: Path, fmt: str, display: str | None = None) -> RawFile:
     """Read one results file of format ``fmt`` (``jsonl``, ``csv`` or ``parquet``)."""
     display = display or str(path)
-    data = read_bytes(Path(path), display)
-    digest = hashlib.sha256(data).hexdigest()
     reader = READERS.get(fmt)
     if reader is None:  # pragma: no cover - the plan model restricts formats
         raise InputError(f"{display}: unsupported format {fmt!r}", [Diagnostic(file=display, message=f"unsupported format {fmt!r}")])
-    columns, lines, unit = reader(data, display)
-    return RawFile(path=str(path), display=display, format=fmt, sha256=digest, columns=columns, lines=lines, unit=unit)
+    src = scan(Path(path), display)
+    columns, lines, unit = reader(src, display)
+    src.check_unchanged()
+    return RawFile(path=str(path), display=display, format=fmt, sha256=src.sha256, columns=columns, lines=lines,
+                   unit=unit)
 
 
 # -- values ---------------------------------------------------------------------------------
@@ -364,17 +492,17 @@ def _binary_as_text(col: Any, display: str, unit: str) -> Any:
 # -- JSONL --------------------------------------------------------------------------------
 
 
-def _read_jsonl(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
-    if data.startswith(_BOM):
-        data = data[3:]
-    fast = _read_jsonl_arrow(data, display)  # a bad UTF-8 byte sends it to the exact path, which locates it
+def _read_jsonl(source: Source | bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
+    src = _as_source(source, display)
+    fast = _read_jsonl_arrow(src, display)  # a bad UTF-8 byte sends it to the exact path, which locates it
     if fast is not None:
         return fast[0], fast[1], "line"
-    columns, lines = _read_jsonl_python(data, display)
+    data = src.read()
+    columns, lines = _read_jsonl_python(data[3:] if data.startswith(_BOM) else data, display)
     return columns, lines, "line"
 
 
-def _read_jsonl_arrow(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+def _read_jsonl_arrow(source: Source | bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
     """Vectorised JSONL read with pyarrow; ``None`` when anything is odd (the exact path decides).
 
     Only used when every line ends in ``\\n`` alone and is a non-empty JSON object (blank
@@ -385,10 +513,8 @@ def _read_jsonl_arrow(data: bytes, display: str) -> tuple[dict[str, np.ndarray],
     import pyarrow as pa
     import pyarrow.json as pj
 
-    if not data or data.isspace():
-        return None
-    body = data if data.endswith(b"\n") else data + b"\n"
-    if b"\r" in body or body[:1].isspace():
+    src = _as_source(source, display)
+    if not src.size or src.has_cr or src.head[:1].isspace() or src.head.startswith(_BOM) or src.head.isspace():
         return None  # blank lines are caught below: Arrow skips them, so the row count falls short
 
     def stamped(schema: Any) -> list[str]:
@@ -399,11 +525,11 @@ def _read_jsonl_arrow(data: bytes, display: str) -> tuple[dict[str, np.ndarray],
         if as_text:
             schema = pa.schema([(name, pa.string()) for name in as_text])
             opts = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
-        return pj.read_json(io.BytesIO(body), read_options=pj.ReadOptions(block_size=8 << 20), parse_options=opts)
+        return pj.read_json(src.arrow_input(), read_options=pj.ReadOptions(block_size=8 << 20), parse_options=opts)
 
     try:
-        cut = body.rfind(b"\n", 0, 1 << 18) + 1 or len(body)
-        sniffed = stamped(pj.read_json(io.BytesIO(body[:cut])).schema)
+        cut = src.head.rfind(b"\n") + 1 or len(src.head)
+        sniffed = stamped(pj.read_json(io.BytesIO(src.head[:cut])).schema)
         table = read(sniffed)
         late = stamped(table.schema)
         if late:
@@ -417,8 +543,7 @@ def _read_jsonl_arrow(data: bytes, display: str) -> tuple[dict[str, np.ndarray],
                 col.validate(full=True)  # Arrow does not check UTF-8 while parsing JSON
             except pa.ArrowInvalid:
                 return None
-    n_lines = body.count(b"\n")
-    if table.num_rows != n_lines:
+    if table.num_rows != src.lines:
         return None
     columns: dict[str, np.ndarray] = {}
     import pyarrow.compute as pc
@@ -515,18 +640,17 @@ def _corrupt(display: str, line: int, what: str) -> InputError:
 # -- CSV ----------------------------------------------------------------------------------
 
 
-def _read_csv(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
-    if data.startswith(_BOM):
-        data = data[3:]
-    _utf8(data, display, _corrupt_csv)
-    fast = _read_csv_arrow(data)
+def _read_csv(source: Source | bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
+    src = _as_source(source, display)
+    fast = _read_csv_arrow(src)
     if fast is not None:
         return fast[0], fast[1], "line"
-    columns, lines = _read_csv_python(data, display)
+    data = src.read()
+    columns, lines = _read_csv_python(data[3:] if data.startswith(_BOM) else data, display)
     return columns, lines, "line"
 
 
-def _read_csv_arrow(data: bytes) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+def _read_csv_arrow(source: Source | bytes) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
     """Vectorised CSV read with pyarrow, for plain files only; else ``None``.
 
     Plain means: no quotes, no carriage returns, no blank lines, a header without
@@ -536,25 +660,27 @@ def _read_csv_arrow(data: bytes) -> tuple[dict[str, np.ndarray], np.ndarray] | N
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    if not data or b'"' in data or b"\r" in data or b"\n\n" in data:
+    src = _as_source(source, "")
+    if not src.size or src.has_quote or src.has_cr or src.head.startswith(_BOM) or b"\n" not in src.head:
+        return None  # blank lines: Arrow skips them, so the row count below falls short
+    try:
+        header = [h.strip() for h in src.head[: src.head.index(b"\n")].decode("utf-8").split(",")]
+    except UnicodeDecodeError:
         return None
-    body = data if data.endswith(b"\n") else data + b"\n"
-    header = body[: body.index(b"\n")].decode("utf-8").split(",")
-    header = [h.strip() for h in header]
     if not any(header) or len(set(header)) != len(header):
         return None
-    n_lines = body.count(b"\n")
-    if n_lines < 2 or body.count(b",") != (len(header) - 1) * n_lines:
+    n_lines = src.lines
+    if n_lines < 2 or src.commas != (len(header) - 1) * n_lines:
         return None
     try:
         table = pcsv.read_csv(
-            io.BytesIO(body),
+            src.arrow_input(),
             read_options=pcsv.ReadOptions(column_names=header, skip_rows=1, block_size=8 << 20),
             parse_options=pcsv.ParseOptions(newlines_in_values=False),
             convert_options=pcsv.ConvertOptions(column_types={h: pa.string() for h in header},
                                                 strings_can_be_null=False, quoted_strings_can_be_null=False),
         )
-    except (pa.ArrowInvalid, ValueError):
+    except (pa.ArrowInvalid, ValueError):  # not UTF-8 among them: the exact path locates it
         return None
     if table.num_rows != n_lines - 1:
         return None
@@ -662,7 +788,7 @@ def _corrupt_csv(display: str, line: int, what: str) -> InputError:
 # -- Parquet ------------------------------------------------------------------------------
 
 
-def _read_parquet(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
+def _read_parquet(source: Source | bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -678,7 +804,8 @@ def _read_parquet(data: bytes, display: str) -> tuple[dict[str, np.ndarray], np.
             ],
         ) from None
     try:
-        table = pq.read_table(pa.BufferReader(data))
+        src = _as_source(source, display)
+        table = pq.read_table(pa.BufferReader(src.data) if src.data is not None else str(src.path))
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise InputError(
             f"{display}: not a readable Parquet file",
