@@ -416,3 +416,19 @@ def test_cr2_and_cluster_aware_proportion_cover_in_small_simulation() -> None:
     assert cover["cr2"] >= 0.90 and cover["wilson_cluster"] >= 0.915, cover
     assert cover["wilson"] < 0.6, cover  # ignoring the clusters is badly overconfident
     assert cover["cr2"] >= cover["cr1"], cover
+
+
+def test_new_results_serialise_for_the_claim() -> None:
+    import json
+
+    y, labels = TOY9
+    x = np.array([1, 0, 1, 1, 0, 0, 1, 1, 0], dtype=float)
+    for r in (
+        clustered_mean_interval(y, labels),
+        clustered_proportion_interval(y, labels),
+        clustered_failure_upper_bound(1 - y, labels),
+        clustered_mcnemar(x, y, labels),
+    ):
+        d = r.to_dict()
+        assert json.loads(json.dumps(d)) == d
+        assert d["kind"] in {"clustered_mean_interval", "clustered_proportion_interval", "clustered_mcnemar"}
