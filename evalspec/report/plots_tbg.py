@@ -89,17 +89,15 @@ def histogram_svg(r: dict[str, Any], metric: str, key: str = "tbh") -> str:
 
 def heatmap_svg(h: dict[str, Any], key: str = "tbm") -> str:
     """KS distance between two references at every pair of temperatures; cells <= 0.15 outlined."""
-    import numpy as np
-
     with _rc_ctx():
-        ks = np.asarray(h.get("ks") or [[0.0]], dtype=float)
+        ks = [[float(x) for x in row] for row in (h.get("ks") or [[0.0]])]
         rows, cols = h.get("row_temperatures") or [], h.get("col_temperatures") or []
         fig = _figure(7.0, 4.6)
         ax = fig.add_subplot(1, 1, 1)
         im = ax.imshow(ks, cmap="Greys", vmin=0, vmax=1, aspect="auto", origin="upper")
-        for i in range(ks.shape[0]):
-            for j in range(ks.shape[1]):
-                if ks[i, j] <= 0.15:
+        for i, row in enumerate(ks):
+            for j, value in enumerate(row):
+                if value <= 0.15:
                     ax.add_patch(_rect(j - 0.5, i - 0.5, ACCENT))
         step_r = max(1, len(rows) // 12)
         step_c = max(1, len(cols) // 12)
