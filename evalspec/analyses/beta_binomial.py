@@ -83,7 +83,7 @@ class BetaBinomialParams(AnalysisParams):
     prior_log_kappa: tuple[float, float] = Field(
         (0.0, 1.5), description="log kappa ~ Normal(mean, sd); the paper: Normal(0, 1.5).")
     draws: int = Field(20_000, ge=1_000, le=1_000_000, description="Grid engine: posterior draws for intervals.")
-    grid_points: int = Field(128, ge=32, le=1024, description="Grid engine: points per axis of the final grid.")
+    grid_points: int = Field(96, ge=32, le=1024, description="Grid engine: points per axis of the final grid.")
     chains: int = Field(4, ge=1, le=16, description="NUTS engine: chains (the paper: 4).")
     tune: int = Field(2_000, ge=100, le=50_000, description="NUTS engine: warm-up iterations per chain "
                                                             "(the paper: 50,000).")

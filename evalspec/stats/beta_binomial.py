@@ -648,7 +648,7 @@ def weighted_hdi(values: np.ndarray, weights: np.ndarray, prob: float) -> tuple[
     return float(v[starts[best]]), float(v[ends[ok][best]])
 
 
-def _grid_hdis(quad: dict[str, Any], prob: float, sub: int = 3) -> dict[str, tuple[float, float]]:
+def _grid_hdis(quad: dict[str, Any], prob: float, sub: int = 2) -> dict[str, tuple[float, float]]:
     """HDIs of mu, kappa and the Beta variance straight from the grid (no Monte Carlo error).
 
     Each cell's mass is spread evenly over ``sub x sub`` points inside it (the same
@@ -943,9 +943,9 @@ def _seed_int(seed: int | None) -> int | None:
 def beta_binomial_profile(data: Mapping[str, tuple[ArrayLike, ArrayLike]], *, engine: str = "grid",
                           contrasts: Sequence[tuple[str, str]] | None = None, hdi_prob: float = 0.95,
                           seed: int | None = None, prior: BetaBinomialPrior | None = None, draws: int = 20_000,
-                          grid_points: int = 128, chains: int = 4, tune: int = 2_000, nuts_draws: int = 2_000,
+                          grid_points: int = 96, chains: int = 4, tune: int = 2_000, nuts_draws: int = 2_000,
                           target_accept: float = 0.9, cores: int | None = None, progressbar: bool = False,
-                          ppc_draws: int = 1_000) -> BetaBinomialProfile:
+                          ppc_draws: int = 500) -> BetaBinomialProfile:
     """Posterior profile of several conditions, and contrasts between pairs of them.
 
     Parameters
