@@ -39,6 +39,7 @@ from evalspec.stats.clustered import (
 from evalspec.stats.clustered_mcnemar import clustered_mcnemar
 from evalspec.stats.clustered_proportion import (
     CLUSTERED_PROPORTION_METHODS,
+    DF_RULES,
     clustered_failure_upper_bound,
     clustered_proportion_interval,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "BOOTSTRAP_INTERVALS",
     "CLUSTERED_PROPORTION_METHODS",
     "CORRECTIONS",
+    "DF_RULES",
     "MCNEMAR_METHODS",
     "PAIRED_METHODS",
     "PROPORTION_METHODS",

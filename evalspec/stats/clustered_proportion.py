@@ -19,6 +19,11 @@ Center for Health Statistics prescribes for proportions from clustered survey sa
    needed so the interval is never narrower than the same method treating cases as
    independent.
 
+The one-sided critical-failure bound uses the smaller of the Bell-McCaffrey degrees of
+freedom and the plug-in Welch-Satterthwaite degrees of freedom of the CR2 terms (about the
+number of clusters that carry the variance), because rare failures concentrated in a few
+clusters make the variance estimate unstable.
+
 When every outcome is equal (p = 0 or 1) or every cluster has the same mean, the design
 effect cannot be estimated from the data; the interval then treats the cases as independent
 and ``note`` says so. This matters most for the critical-failure bound: zero failures in
@@ -47,12 +52,26 @@ from evalspec.stats._validation import InvalidArgument, _choice, _cluster_codes,
 from evalspec.stats.clustered import _bm_df, _cluster_variance
 from evalspec.stats.proportion import ALTERNATIVES, clopper_pearson_limits, wilson_limits
 
-__all__ = ["CLUSTERED_PROPORTION_METHODS", "clustered_failure_upper_bound", "clustered_proportion_interval"]
+__all__ = ["CLUSTERED_PROPORTION_METHODS", "DF_RULES", "clustered_failure_upper_bound", "clustered_proportion_interval"]
 
 #: Binomial interval shapes accepted by :func:`clustered_proportion_interval`.
 CLUSTERED_PROPORTION_METHODS = ("wilson", "clopper_pearson")
 
 _LIMITS = {"wilson": wilson_limits, "clopper_pearson": clopper_pearson_limits}
+
+#: Degrees-of-freedom rules accepted by :func:`clustered_proportion_interval`.
+DF_RULES = ("bell_mccaffrey", "conservative")
+
+
+def _welch_satterthwaite_df(weighted_squares: np.ndarray) -> float:
+    """Plug-in Welch-Satterthwaite df of ``sum_g w_g``: each cluster's term counted as 1 df.
+
+    ``(sum w_g)^2 / sum w_g^2`` -- between 1 and G; about the number of clusters that carry
+    the variance (the clusters holding the failures, when failures are rare).
+    """
+    total = float(np.sum(weighted_squares))
+    denom = float(np.sum(weighted_squares * weighted_squares))
+    return max(1.0, total * total / denom) if denom > 0.0 else 1.0
 
 
 def clustered_proportion_interval(
@@ -61,6 +80,7 @@ def clustered_proportion_interval(
     confidence_level: float = 0.95,
     method: str = "wilson",
     alternative: str = "two-sided",
+    degrees_of_freedom: str = "bell_mccaffrey",
 ) -> ClusteredProportionResult:
     """Cluster-aware confidence interval for a proportion (a design-effect-adjusted interval).
 
@@ -78,6 +98,16 @@ def clustered_proportion_interval(
     alternative : {"two-sided", "less", "greater"}
         ``"less"``: one-sided upper bound (``low = 0``); ``"greater"``: one-sided lower bound
         (``high = 1``); all of ``1 - confidence_level`` then goes in the bounded tail.
+    degrees_of_freedom : {"bell_mccaffrey", "conservative"}
+        The df of the ``(z / t_df)^2`` factor. ``"bell_mccaffrey"`` (default): the
+        Bell-McCaffrey df of the CR2 variance, which depend on the cluster sizes only.
+        ``"conservative"``: the smaller of that and the plug-in Welch-Satterthwaite df
+        ``(sum_g v_g)^2 / sum_g v_g^2`` of the CR2 terms ``v_g = E_g^2 / (1 - n_g/n)`` -- about
+        the number of clusters that carry the variance. When outcomes are rare and clustered
+        only a few clusters do, the variance estimate is correspondingly unstable, and the
+        Bell-McCaffrey df overstate its precision (the project's simulations show the
+        one-sided bound under-covering there); the conservative rule widens the interval
+        exactly in that case.
 
     Returns
     -------
@@ -109,6 +139,7 @@ def clustered_proportion_interval(
     level = _level("confidence_level", confidence_level)
     method = _choice("method", method, CLUSTERED_PROPORTION_METHODS)
     alternative = _choice("alternative", alternative, ALTERNATIVES)
+    df_rule = _choice("degrees_of_freedom", degrees_of_freedom, DF_RULES)
 
     n = int(arr.size)
     total = float(arr.sum())
@@ -118,6 +149,8 @@ def clustered_proportion_interval(
     sizes = np.bincount(codes, minlength=n_clusters).astype(np.float64)
     variance = _cluster_variance(totals, sizes, "CR2")
     df = _bm_df(sizes)
+    if df_rule == "conservative":
+        df = min(df, _welch_satterthwaite_df(totals * totals / (1.0 - sizes / n)))
     tail = (1.0 - level) / 2.0 if alternative == "two-sided" else 1.0 - level
     binomial_variance = p * (1.0 - p) / n
 
@@ -155,7 +188,7 @@ def clustered_proportion_interval(
         estimate=p,
         low=float(low),
         high=float(high),
-        method=f"{method}_cluster_deff",
+        method=f"{method}_cluster_deff" + ("_conservative_df" if df_rule == "conservative" else ""),
         confidence_level=level,
         n=n,
         successes=total,
@@ -176,9 +209,12 @@ def clustered_failure_upper_bound(
 
     Clopper-Pearson on the effective number of cases: with ``x`` failures among ``n`` cases,
     the bound is the exact binomial upper limit for ``x n_eff / n`` failures in ``n_eff``
-    cases, ``n_eff = n / deff`` (with the degrees-of-freedom factor of
-    :func:`clustered_proportion_interval`), and never below the independent-cases
-    Clopper-Pearson bound (``1 - alpha^(1/n)`` at zero failures).
+    cases, ``n_eff = n / deff`` with the degrees-of-freedom factor of
+    :func:`clustered_proportion_interval` under its ``"conservative"`` rule (the smaller of
+    the Bell-McCaffrey and the plug-in Welch-Satterthwaite df: rare failures held by a few
+    clusters make the variance estimate unstable, and a safety bound should not gloss over
+    that), and never below the independent-cases Clopper-Pearson bound (``1 - alpha^(1/n)``
+    at zero failures).
 
     Parameters
     ----------
@@ -203,5 +239,10 @@ def clustered_failure_upper_bound(
     cases (``1 - alpha^(1/G)`` with G clusters) -- a much weaker statement.
     """
     return clustered_proportion_interval(
-        failures, clusters, confidence_level=confidence_level, method="clopper_pearson", alternative="less"
+        failures,
+        clusters,
+        confidence_level=confidence_level,
+        method="clopper_pearson",
+        alternative="less",
+        degrees_of_freedom="conservative",
     )

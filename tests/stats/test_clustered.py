@@ -46,8 +46,11 @@ def _inv_sqrt(mat: np.ndarray) -> np.ndarray:
     return (vecs / np.sqrt(vals)) @ vecs.T
 
 
-def cr2_by_matrices(y: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
-    """(SE, Satterthwaite df) of the OLS intercept, CR2 with working model I (clubSandwich's lm)."""
+def cr2_by_matrices(y: np.ndarray, labels: np.ndarray, terms: list | None = None) -> tuple[float, float]:
+    """(SE, Satterthwaite df) of the OLS intercept, CR2 with working model I (clubSandwich's lm).
+
+    ``terms``, when given, receives each cluster's contribution ``(M u_g)^2`` to the variance.
+    """
     n = y.size
     X = np.ones((n, 1))
     M = np.linalg.inv(X.T @ X)
@@ -61,6 +64,8 @@ def cr2_by_matrices(y: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
         A = _inv_sqrt(IH[np.ix_(idx, idx)])
         u = X[idx].T @ A @ e[idx]
         meat += np.outer(u, u)
+        if terms is not None:
+            terms.append(float((M @ u).item() ** 2))
         ps.append(IH[idx, :].T @ A @ X[idx] @ M)  # (n, 1): p_g = (I - H)_g' A_g X_g M
     V = M @ meat @ M
     P = np.array([[(pg.T @ ph).item() for ph in ps] for pg in ps])
@@ -170,11 +175,20 @@ def test_cr0_cr1_stay_available_on_g_minus_1_df() -> None:
 # --- cluster-aware proportion interval ------------------------------------------------------
 
 
-def korn_graubard(outcomes: np.ndarray, labels: np.ndarray, level: float, method: str, alternative: str):  # noqa: ANN201
-    """The recipe of Korn & Graubard (1998) with a CR2 variance, written out with scipy.stats."""
+def korn_graubard(  # noqa: ANN201
+    outcomes: np.ndarray, labels: np.ndarray, level: float, method: str, alternative: str, conservative: bool = False
+):
+    """The recipe of Korn & Graubard (1998) with a CR2 variance, written out with scipy.stats.
+
+    ``conservative``: df = min(Bell-McCaffrey, Welch-Satterthwaite with each cluster's CR2 term as 1 df).
+    """
     n = outcomes.size
     p = outcomes.mean()
-    se, df = cr2_by_matrices(outcomes, labels)
+    terms: list = []
+    se, df = cr2_by_matrices(outcomes, labels, terms)
+    if conservative and sum(terms) > 0:
+        w = np.array(terms)
+        df = min(df, max(1.0, w.sum() ** 2 / np.sum(w * w)))
     tail = (1 - level) / 2 if alternative == "two-sided" else 1 - level
     if 0 < p < 1 and se > 0:
         deff = se**2 / (p * (1 - p) / n)
@@ -201,6 +215,22 @@ def korn_graubard(outcomes: np.ndarray, labels: np.ndarray, level: float, method
     if alternative == "greater":
         hi = 1.0
     return lo, hi, n_eff
+
+
+@pytest.mark.parametrize("method", ["wilson", "clopper_pearson"])
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_conservative_df_rule_matches_recipe(method: str, alternative: str) -> None:
+    rng = np.random.default_rng(8)
+    sizes = rng.integers(1, 25, size=20)
+    labels = np.repeat(np.arange(sizes.size), sizes)
+    cluster_p = rng.beta(0.1, 2.0, size=sizes.size)  # rare, clustered outcomes
+    y = (rng.random(labels.size) < cluster_p[labels]).astype(float)
+    assert 0 < y.sum() < y.size
+    lo, hi, n_eff = korn_graubard(y, labels, 0.95, method, alternative, conservative=True)
+    r = clustered_proportion_interval(y, labels, 0.95, method, alternative, degrees_of_freedom="conservative")
+    bm = clustered_proportion_interval(y, labels, 0.95, method, alternative)
+    assert r.interval == pytest.approx((lo, hi), abs=1e-9) and r.effective_n == pytest.approx(n_eff, rel=1e-9)
+    assert r.df <= bm.df and r.low <= bm.low + 1e-12 and bm.high <= r.high + 1e-12
 
 
 @pytest.mark.parametrize("method", ["wilson", "clopper_pearson"])
@@ -269,7 +299,9 @@ def test_failure_bound_widens_under_clustering() -> None:
     labels = np.repeat(np.arange(10), 20)
     r = clustered_failure_upper_bound(fails, labels)
     ind = proportion_interval(6, 200, "clopper_pearson", 0.95, "less")
-    lo, hi, n_eff = korn_graubard(fails, labels, 0.95, "clopper_pearson", "less")
+    lo, hi, n_eff = korn_graubard(fails, labels, 0.95, "clopper_pearson", "less", conservative=True)
+    assert 1.0 <= r.df < 1.5  # all failures in one cluster: it carries (nearly) all the variance
+    assert r.method == "clopper_pearson_cluster_deff_conservative_df"
     assert r.high == pytest.approx(hi, abs=1e-9) and r.effective_n == pytest.approx(n_eff, rel=1e-9)
     assert r.high > 2 * ind.high
     # spread over the clusters (one failure in 6 different clusters) it stays near the independent one
@@ -286,6 +318,7 @@ def test_failure_bound_widens_under_clustering() -> None:
         (lambda: clustered_proportion_interval([0.0, 1.0], [1, 1]), "clusters"),
         (lambda: clustered_proportion_interval([0.0, 1.0], [1, 2], method="wald"), "method"),
         (lambda: clustered_proportion_interval([0.0, 1.0], [1, 2], alternative="upper"), "alternative"),
+        (lambda: clustered_proportion_interval([0.0, 1.0], [1, 2], degrees_of_freedom="x"), "degrees_of_freedom"),
         (lambda: clustered_failure_upper_bound([0.0, 1.0], [1, 2], confidence_level=1.5), "confidence_level"),
         (lambda: clustered_mcnemar([0, 1], [0, 0.5], [1, 2]), "y"),
         (lambda: clustered_mcnemar([0, 1, 1], [0, 1], [1, 2]), "y"),
