@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -909,7 +908,6 @@ def _nuts_engine(data: dict[str, tuple[np.ndarray, np.ndarray]], prior: BetaBino
     except ImportError:
         raise InvalidArgument("engine", "nuts", "needs PyMC: pip install 'evalspec[mcmc]' (or use engine 'grid')") \
             from None
-    os.environ.setdefault("PYTENSOR_FLAGS", "")
     names = list(data)
     ys = np.concatenate([data[n][0] for n in names])
     js = np.concatenate([data[n][1] for n in names])
