@@ -280,6 +280,16 @@ def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> Source:
                   mtime_ns=fst.st_mtime_ns)
 
 
+def _release_arrow_memory() -> None:
+    """Give the memory of Arrow's freed tables back to the system (its pool keeps it otherwise)."""
+    try:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except (ImportError, AttributeError):  # pragma: no cover - older pyarrow
+        pass
+
+
 def _as_source(src: Source | bytes, display: str) -> Source:
     return src if isinstance(src, Source) else Source.of_bytes(src, display)
 
@@ -303,6 +313,7 @@ def read_file(path: Path, fmt: str, display: str | None = None) -> RawFile:
     src = scan(Path(path), display)
     columns, lines, unit = reader(src, display)
     src.check_unchanged()
+    _release_arrow_memory()
     return RawFile(path=str(path), display=display, format=fmt, sha256=src.sha256, columns=columns, lines=lines,
                    unit=unit)
 
@@ -329,7 +340,7 @@ class CodedColumn(np.ndarray):
         if not distinct and (None in values or len(set(map(_key, values))) != len(values)):
             # inputs that read as one value ("1" and "1.0") share a code; those read as missing get -1
             index: dict[Any, int] = {}
-            remap = np.full(len(values) + 1, -1, dtype=np.int64)
+            remap = np.full(len(values) + 1, -1, dtype=np.int32)
             kept: list[Any] = []
             for i, v in enumerate(values):
                 if v is not None:
@@ -383,9 +394,11 @@ def _arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarr
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     typ = col.type
+    simple = (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)
+              or pa.types.is_string(typ) or pa.types.is_large_string(typ))
+    if isinstance(col, pa.ChunkedArray) and (not simple or col.num_chunks == 1):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     if pa.types.is_dictionary(typ):
         col = col.cast(typ.value_type)
         typ = col.type
@@ -395,9 +408,8 @@ def _arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarr
     if pa.types.is_timestamp(typ):
         if typ.tz is None:
             col = pc.assume_timezone(col, "UTC")
-        col = pc.strftime(col.cast(pa.timestamp("us", tz="UTC")), format="%Y-%m-%dT%H:%M:%S", locale="C")
-        typ = col.type
-        col = pc.binary_join_element_wise(col, pa.scalar("Z"), "")  # strftime's %S holds the fraction
+        # %S holds the fraction (microseconds), so the text is 2026-10-01T12:00:00.000000Z
+        col = pc.strftime(col.cast(pa.timestamp("us", tz="UTC")), format="%Y-%m-%dT%H:%M:%SZ", locale="C")
     elif pa.types.is_date(typ):
         col = pc.strftime(col, format="%Y-%m-%d", locale="C")
     elif pa.types.is_time(typ) or pa.types.is_duration(typ) or pa.types.is_decimal(typ):
@@ -411,9 +423,18 @@ def _arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarr
     if pa.types.is_null(typ):
         return np.full(len(col), None, dtype=object)
     enc = col.dictionary_encode()  # NaN (a float) becomes None below, via _number
-    codes = arrow_numpy(enc.indices, fill=-1).astype(np.int64, copy=False)
-    uniques = np.empty(len(enc.dictionary), dtype=object)
-    values = enc.dictionary.to_pylist()
+    if isinstance(enc, pa.ChunkedArray) and enc.num_chunks and not all(
+            ch.dictionary.equals(enc.chunks[-1].dictionary) for ch in enc.chunks):
+        enc = col.combine_chunks().dictionary_encode()  # (Arrow shares one dictionary; never rely on it blindly)
+    if isinstance(enc, pa.ChunkedArray):  # the chunks share one dictionary
+        parts = [arrow_numpy(ch.indices, fill=-1).astype(np.int32, copy=False) for ch in enc.chunks]
+        codes = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+        dictionary = enc.chunks[-1].dictionary if enc.num_chunks else pa.array([], type=typ)
+    else:
+        codes = arrow_numpy(enc.indices, fill=-1).astype(np.int32, copy=False)
+        dictionary = enc.dictionary
+    uniques = np.empty(len(dictionary), dtype=object)
+    values = dictionary.to_pylist()
     if pa.types.is_floating(typ):
         values = [_number(v) for v in values]
     uniques[:] = values
@@ -548,7 +569,10 @@ def _read_jsonl_arrow(source: Source | bytes, display: str) -> tuple[dict[str, n
     columns: dict[str, np.ndarray] = {}
     import pyarrow.compute as pc
 
-    for name, col in zip(names, table.columns):
+    cols, n_rows = table.columns, table.num_rows
+    del table  # each Arrow column is freed once converted: the table and the objects never peak together
+    for i, name in enumerate(names):
+        col, cols[i] = cols[i], None
         typ = col.type
         if not (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)
                 or pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ)):
@@ -558,7 +582,8 @@ def _read_jsonl_arrow(source: Source | bytes, display: str) -> tuple[dict[str, n
             if big is not None and big >= _EXACT:
                 return None  # an integer beyond 2**53 read as a float: the exact path keeps it exact
         columns[name] = _arrow_to_object(col, display, "line")
-    return columns, np.arange(1, table.num_rows + 1, dtype=np.int64)
+        del col
+    return columns, np.arange(1, n_rows + 1, dtype=np.int64)
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -689,7 +714,7 @@ def _read_csv_arrow(source: Source | bytes) -> tuple[dict[str, np.ndarray], np.n
         col = table.column(name)
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
         enc = col.dictionary_encode()
-        codes = arrow_numpy(enc.indices).astype(np.int64, copy=False)
+        codes = arrow_numpy(enc.indices).astype(np.int32, copy=False)
         columns[name] = _typed(codes, enc.dictionary.to_pylist())
     return columns, np.arange(2, n_lines + 1, dtype=np.int64)
 
