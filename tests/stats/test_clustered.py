@@ -256,14 +256,15 @@ def test_clustered_proportion_matches_korn_graubard_recipe(method: str, alternat
     level=st.floats(0.5, 0.999),
     method=st.sampled_from(["wilson", "clopper_pearson"]),
     alternative=st.sampled_from(["two-sided", "less", "greater"]),
+    df_rule=st.sampled_from(["bell_mccaffrey", "conservative"]),
     data=st.data(),
 )
 def test_clustered_proportion_invariants(
-    sizes: list[int], level: float, method: str, alternative: str, data: st.DataObject
+    sizes: list[int], level: float, method: str, alternative: str, df_rule: str, data: st.DataObject
 ) -> None:
     labels = np.repeat(np.arange(len(sizes)), sizes)
     y = np.array(data.draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=labels.size, max_size=labels.size)))
-    r = clustered_proportion_interval(y, labels, level, method, alternative)
+    r = clustered_proportion_interval(y, labels, level, method, alternative, degrees_of_freedom=df_rule)
     ind = proportion_interval(int(y.sum()), y.size, method, level, alternative)
     assert 0.0 <= r.low <= r.estimate <= r.high <= 1.0
     # never narrower than treating cases as independent
@@ -271,7 +272,7 @@ def test_clustered_proportion_invariants(
     assert 0 < r.effective_n <= r.n
     # mirror: counting failures instead of passes (two-sided)
     if alternative == "two-sided":
-        m = clustered_proportion_interval(1.0 - y, labels, level, method)
+        m = clustered_proportion_interval(1.0 - y, labels, level, method, degrees_of_freedom=df_rule)
         assert m.low == pytest.approx(1 - r.high, abs=1e-9) and m.high == pytest.approx(1 - r.low, abs=1e-9)
 
 
