@@ -151,6 +151,9 @@ def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
         need = report.needed["80%"]
         need_units = need.get("clusters", need["cases"]) if clustered else need["cases"]
         report.reachable = report.planned_units >= need_units
+    if plan.attempts.rule not in ("first", "mean"):
+        report.notes.append(f"The attempt rule {plan.attempts.rule!r} does not average attempts; the per-case variance "
+                            "is approximated by that of a single attempt (omega^2 + sigma^2).")
     if plan.decision.goal == "superiority":
         report.notes.append(
             "These units make the interval exclude 0 when the true gain equals the minimum improvement; for its lower "
