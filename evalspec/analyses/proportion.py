@@ -6,10 +6,11 @@ difference.
 
 * Binary case outcomes without clusters: the plan's binomial interval (Wilson by default).
 * Binary case outcomes with declared clusters: cases of one cluster are not independent,
-  so the interval is cluster-aware (:func:`evalspec.stats.clustered_proportion_interval`:
-  the binomial interval on the effective number of cases ``n / design effect``, never
-  narrower than the independent one) when that kernel is available; otherwise the binomial
-  interval with a caveat saying it treats cases as independent.
+  so the interval is cluster-aware (:func:`evalspec.stats.clustered_proportion_interval`,
+  Korn and Graubard's effective sample size: the Wilson or Clopper–Pearson interval on
+  ``n / design effect`` cases with a degrees-of-freedom adjustment, never narrower than the
+  same interval treating cases as independent). A plan method without a cluster-aware form
+  is replaced by Wilson (Clopper–Pearson for mid-p) and a caveat says so.
 * Under the ``mean`` attempt rule a case outcome is a fraction, so successes are
   fractional and a binomial interval would treat repeats as independent trials: the
   interval is the cluster-robust (CR2, Bell–McCaffrey df) t interval of the mean case
@@ -92,16 +93,21 @@ def _entry(ctx: AnalysisContext, name: str, method: str, level: float,
     vals = row[idx]
     if ctx.outcomes.binary:
         successes = int(vals.sum())
+        caveats: list[Caveat] = []
         if ctx.case_cluster is not None:
-            clustered = _clustered(vals, ctx.case_cluster[idx], method, level)
-            if clustered is not None:
-                return clustered, []
-        r = proportion_interval(successes, n, method=method, confidence_level=level)
-        caveats = []
-        if ctx.case_cluster is not None:
+            case_clusters = ctx.case_cluster[idx]
+            if np.unique(case_clusters).size >= 2:
+                entry = _clustered(vals, case_clusters, method, level)
+                if entry.method.split("_cluster")[0] != method:
+                    caveats.append(Caveat(code="method_substituted", severity="note", message=(
+                        f"{name}: the plan's {method} interval has no cluster-aware form; the cluster-aware "
+                        f"{entry.method.split('_cluster')[0].replace('_', '-')} interval was used, because cases "
+                        "share clusters.")))
+                return entry, caveats
             caveats.append(Caveat(code="cases_independent", severity="note", message=(
-                f"{name}: the {r.method} interval treats cases as independent, but cases share clusters, so it "
-                "may be too narrow.")))
+                f"{name}: all cases lie in one cluster, so no cluster-aware interval exists; the {method} interval "
+                "treats the cases as independent and is too narrow if they are alike.")))
+        r = proportion_interval(successes, n, method=method, confidence_level=level)
         return ProportionEntry(successes=successes, n=n, estimate=r.estimate, low=r.low, high=r.high,
                                method=r.method, confidence_level=r.confidence_level), caveats
     clusters = ctx.case_cluster[idx] if ctx.case_cluster is not None else np.arange(n)
@@ -116,22 +122,16 @@ def _entry(ctx: AnalysisContext, name: str, method: str, level: float,
                            note=MEAN_RULE_NOTE), []
 
 
-def _clustered(vals: np.ndarray, clusters: np.ndarray, method: str, level: float) -> ProportionEntry | None:
-    """The cluster-aware interval, when the statistics kernel provides one for ``method``."""
-    try:
-        from evalspec.stats import clustered_proportion_interval  # type: ignore[attr-defined]
-    except ImportError:
-        return None
+def _clustered(vals: np.ndarray, clusters: np.ndarray, method: str, level: float) -> ProportionEntry:
+    """The cluster-aware interval (Korn-Graubard effective n): Clopper-Pearson for the exact methods, else Wilson."""
+    from evalspec.stats import clustered_proportion_interval
+
     kernel_method = "clopper_pearson" if method in ("clopper_pearson", "mid_p") else "wilson"
-    try:
-        r = clustered_proportion_interval(vals, clusters, confidence_level=level, method=kernel_method)
-    except TypeError:
-        return None
-    note = getattr(r, "note", "") or None
+    r = clustered_proportion_interval(vals, clusters, confidence_level=level, method=kernel_method)
     return ProportionEntry(successes=int(round(float(r.successes))), n=int(r.n), estimate=float(r.estimate),
                            low=float(r.low), high=float(r.high), method=str(r.method),
                            confidence_level=float(r.confidence_level), n_clusters=int(r.n_clusters),
-                           design_effect=float(r.design_effect), note=note)
+                           design_effect=float(r.design_effect), note=r.note or None)
 
 
 def proportion_of(ctx: AnalysisContext, name: str, method: str, level: float,
