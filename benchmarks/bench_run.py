@@ -35,7 +35,7 @@ CHILD = textwrap.dedent("""
     import yaml
     if mode != "json":  # imports are not the work being measured
         import evalspec.run, evalspec.results, evalspec.plan, evalspec.analyses.registry as reg
-        import pandas, pyarrow.json, scipy.stats
+        import pyarrow.json, scipy.stats
         reg.kinds()
     t0 = time.perf_counter()
     if mode == "json":  # the hand-written reader: json.loads per line, or csv.DictReader

@@ -70,6 +70,15 @@ def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> li
     seen: dict[Path, None] = {}
     for p in out:
         seen.setdefault(p, None)
+    for p in seen:
+        try:
+            str(p).encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(p).decode("utf-8", "backslashreplace")
+            message = "the file name is not valid UTF-8"
+            raise InputError(f"{shown}: {message}", [Diagnostic(
+                file=shown, message=message, hint="rename the file (evalspec shows and records names as UTF-8 "
+                "text)")]) from None
     home = os.path.realpath(base or ".")
     for p in seen:
         real = os.path.realpath(p)

@@ -156,3 +156,16 @@ def test_non_utf8_out_path_exits_2(space: Space) -> None:
     assert result.stderr.decode().splitlines()[0] == (
         "evalspec: the argument 'o\\xff' is not valid UTF-8; rename the file or folder (evalspec shows and records "
         "paths as UTF-8 text)")
+
+
+@posix
+def test_non_utf8_results_file_name_is_named(space: Space) -> None:
+    space.write()
+    name = os.fsdecode(b"r\xff.jsonl")
+    os.rename(space.path / "results.jsonl", space.path / name)
+    (space.path / "plan.yaml").write_text(plan_text('"r*.jsonl"'), encoding="utf-8")
+    result = space.process("run", "plan.yaml", timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.decode().splitlines()[0] == (
+        "r\\xff.jsonl: the file name is not valid UTF-8; rename the file (evalspec shows and records names as "
+        "UTF-8 text)")
