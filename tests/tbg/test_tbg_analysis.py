@@ -172,7 +172,8 @@ def _plan(tmp: Path, ref: Path, target: Path) -> Path:
     return plan
 
 
-def test_pipeline_claim_and_report_section(folders, tmp_path):
+def test_pipeline_claim_and_report_section(folders, tmp_path, monkeypatch):
+    monkeypatch.delenv("EVALSPEC_NO_REPORT", raising=False)  # tests/run switches reports off for its session
     root, ref, _, target = folders
     plan = _plan(tmp_path, ref, target)
     r = CliRunner().invoke(cli, ["validate", str(plan)])
