@@ -323,7 +323,7 @@ def single_candidate_claim() -> dict[str, Any]:
                                          "n_clusters": 100, "correction": "CR1", "confidence_level": 0.95}}}},
         {"index": 4, "kind": "bayesian_profile", "label": "bayesian_profile", "params": {"kind": "bayesian_profile"},
          "result": {"candidates": {"M": {"mu": 0.72, "kappa": 14.2, "gamma_bar": 0.066, "r_hat_max": 1.003}}}},
-        {"index": 5, "kind": "background_temperature", "label": "background_temperature", "params": {"kind": "background_temperature"},
+        {"index": 5, "kind": "noise_floor", "label": "noise_floor", "params": {"kind": "noise_floor"},
          "result": {"T_bg": 0.31, "low": 0.22, "high": 0.44, "method": "profile likelihood", "confidence_level": 0.95}},
     ]
     claim["seeds"] = {"used": [], "declared_unused": []}
