@@ -301,6 +301,15 @@ def test_declared_missing_values_apply_to_jsonl_too(tmp_path: Path) -> None:
     without = write_plan(tmp_path, """  results: r.jsonl""")
     with pytest.raises(InputError, match="problem"):  # 'ERROR' is not a pass/fail value
         _load(without)
+    # candidate_names applies to tables too
+    renamed = [{**x, "candidate": {"strong": "vendor/strong-v2", "weak": "vendor/weak-v1"}[x["candidate"]]}
+               for x in rows]
+    (tmp_path / "r.jsonl").write_text("\n".join(json.dumps(x) for x in renamed) + "\n", encoding="utf-8")
+    mapped = write_plan(tmp_path, """  results: r.jsonl
+  missing_values: [ERROR]
+  candidate_names: {vendor/strong-v2: strong, vendor/weak-v1: weak}""", max_fraction=0.1)
+    checked = _load(mapped)
+    assert checked.missing["weak"]["missing"] == 1 and checked.tidy.n == 36
 
 
 def test_task_selector_skips_logs_of_other_tasks_and_says_so(tmp_path: Path) -> None:
