@@ -330,6 +330,17 @@ def render_bound_section(bd: list[CellResult]) -> list[str]:
             "critical-failure bound from clustered cases should say so and report the estimated design effect "
             "next to the bound."
         )
+    icc0 = [r for r in bd if r.cell.icc == 0]
+    if icc0:
+        r = max(icc0, key=lambda r: r.mean_width("bound_cluster") / r.mean_width("bound_independent"))
+        lines += [
+            "",
+            "The price of the conservative degrees of freedom: when failures are few and fall in one or two "
+            "clusters, the data cannot tell clustering from chance and the bound widens even if cases are in fact "
+            f"independent (largest case, {100 * (1 - r.cell.p):.0f} % {r.cell.label()}: mean bound "
+            f"{100 * r.mean_width('bound_cluster'):.1f} against {100 * r.mean_width('bound_independent'):.1f} points). "
+            "With more failures the two bounds converge when clustering is absent.",
+        ]
     lines.append("")
     return lines
 
