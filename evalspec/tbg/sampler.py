@@ -458,7 +458,10 @@ def run_sampling(model_spec: str, prompts: Sequence[Prompt], settings: SampleSet
     if settings.backend == "vllm":
         from evalspec.tbg.backends import vllm_runner
 
-        runner, model_info, environment, tokenizer = vllm_runner(model_spec, settings)
+        if executor != "local":
+            raise InputError("--backend vllm runs on one machine (vLLM batches the shards itself); use --executor local")
+
+        runner, model_info, environment, tokenizer = vllm_runner(model_spec, settings, {p.id: p for p in prompts})
     else:
         from evalspec.tbg.models import load_model
 
