@@ -394,6 +394,8 @@ def _provenance(display: str, digest: str, header: dict[str, Any], container: st
         "candidate": ev.get("model"), "model_args": ev.get("model_args") or {},
         "generate_config": ev.get("model_generate_config") or {}, "task": ev.get("task"),
         "task_version": ev.get("task_version"), "task_args": ev.get("task_args") or {},
+        "eval_metadata": ev.get("metadata") or {}, "tags": ev.get("tags") or header.get("tags") or [],
+        "run_id": ev.get("run_id"), "eval_id": ev.get("eval_id"),
         "dataset": (ev.get("dataset") or {}).get("name") if isinstance(ev.get("dataset"), dict) else None,
         "epochs": config.get("epochs"), "created": iso_time(ev.get("created")), "selected": {"scorer": scorer,
                                                                                                "metric": options.metric},
