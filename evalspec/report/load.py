@@ -72,7 +72,7 @@ def load_claim(path: str | Path) -> dict[str, Any]:
         wrote = claim.get("evalspec_version")
         by = f" (written by evalspec {wrote})" if isinstance(wrote, str) else ""
         raise _fail(path, f"is a claim of format {fmt!r}{by}; this evalspec reads claim format "
-                    f"{', '.join(map(str, SUPPORTED_FORMATS))}", key="claim_format", got=fmt,
+                    f"{', '.join(map(str, SUPPORTED_FORMATS))}", key="claim_format",
                     hint="re-run its plan with this evalspec (`evalspec run PLAN`) to write a claim it can report on")
     if "decision" not in claim:
         raise _fail(path, "the claim has no decision", key="decision", hint="re-run `evalspec run` to write a complete claim")
