@@ -49,6 +49,8 @@ def test_fixture_rows(path: Path, candidate: str, passes: int) -> None:
     p = lf.provenance
     assert p["tool"] == "inspect_ai" and p["tool_version"] == "0.3.285" and p["status"] == "success"
     assert p["rows"] == 30 and p["errors"] == 0 and len(p["files"][0]["sha256"]) == 64
+    assert p["generate_config"] == {"temperature": 0.0, "seed": 42} and p["task_version"] == 0  # README command
+    assert p["epochs"] == 3
     # inspect's own accuracy (mean of per-sample epoch means) is reproduced from the rows read
     assert p["reported"]["value"] == pytest.approx(passes / 30)
     assert p["reported"]["recomputed_value"] == pytest.approx(passes / 30)
