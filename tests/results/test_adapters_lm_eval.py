@@ -258,3 +258,23 @@ def test_claim_says_per_repeat_outcomes_are_not_in_the_file(tmp_path: Path) -> N
     notes = [d for d in checked.detected if d["code"] == "tool_reduced_repeats"]
     assert len(notes) == 2 and "'maj@3'" in notes[0]["message"] and "per-repeat outcomes are not in the file" in \
         notes[0]["message"]
+
+
+def test_files_carry_their_provenance_for_the_claim(tmp_path: Path) -> None:
+    from evalspec.plan.load import load_plan
+    from evalspec.results import load_results
+
+    stage(tmp_path, STRONG, WEAK)
+    plan_path = write_plan(tmp_path, """  results: [coinflip-strong, coinflip-weak]
+  format: lm_eval
+  select: {task: evalspec_mc, case_field: id}
+  candidate_names: {coinflip-strong: strong, coinflip-weak: weak}""", repeats=1, rule="first")
+    checked = load_results(load_plan(plan_path).plan, plan_path)
+    files = checked.tidy.files
+    assert len(files) == 2 and all(f.format == "lm_eval" for f in files)
+    prov = files[0].provenance
+    assert prov["tool"] == "lm-evaluation-harness" and prov["tool_version"] == "0.4.13"
+    assert [Path(f["path"]).name.split("_")[0] for f in prov["files"]] == ["results", "samples"]
+    assert all(len(f["sha256"]) == 64 for f in prov["files"]) and prov["candidate_names"] == {
+        "coinflip-strong": "strong", "coinflip-weak": "weak"}
+    assert files[0].sha256 == prov["files"][1]["sha256"]  # the table row's file is the samples file

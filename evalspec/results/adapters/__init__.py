@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from dataclasses import replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,10 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.adapters.base import LogFile, Options
+from evalspec.results.table import FileInfo
 
-__all__ = ["ADAPTERS", "LOG_FORMATS", "LogFile", "Options", "read_logs", "expand", "apply_plan", "sniff_tool",
-           "detect", "provenance_of", "claim_limits"]
+__all__ = ["ADAPTERS", "LOG_FORMATS", "LogFile", "LogFileInfo", "Options", "read_logs", "expand", "apply_plan",
+           "sniff_tool", "detect", "provenance_of", "claim_limits", "attach_provenance"]
 
 #: format name (as in ``data.format``) -> adapter module.
 ADAPTERS: dict[str, str] = {
@@ -144,6 +145,29 @@ def read_logs(paths: list[Path], fmt: str, options: Options, display: Any = str)
 def provenance_of(raws: list[Any]) -> list[dict[str, Any]]:
     """The provenance records of the log files among ``raws`` (empty for JSONL/CSV/Parquet)."""
     return [r.provenance for r in raws if isinstance(r, LogFile)]
+
+
+@dataclass(frozen=True)
+class LogFileInfo(FileInfo):
+    """A results file's fingerprint for the claim, with what was read from a tool log."""
+
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+def attach_provenance(tidy: Any, raws: list[Any]) -> None:
+    """Give each file of ``tidy.files`` read from a tool log its provenance (``LogFileInfo``).
+
+    The claim writer then finds it as ``file.provenance`` (tool, version, every file read
+    with its SHA-256, rows, errors, the tool's own metric); tables keep plain FileInfo.
+    """
+    by_display = {r.display: r for r in raws if isinstance(r, LogFile)}
+    if not by_display:
+        return
+    for i, info in enumerate(tidy.files):
+        raw = by_display.get(info.path)
+        if raw is not None and not isinstance(info, LogFileInfo):
+            values = {f.name: getattr(info, f.name) for f in fields(info)}
+            tidy.files[i] = LogFileInfo(**values, provenance=raw.provenance)
 
 
 def claim_limits(raws: list[Any]) -> list[dict[str, str]]:
