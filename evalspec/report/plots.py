@@ -43,6 +43,9 @@ class ForestRow:
 
 def _rc() -> dict[str, Any]:
     return {
+        # labels come from the data (case, cluster, slice names): "$x$" is text, not mathtext
+        "text.parse_math": False,
+        "text.usetex": False,
         "svg.fonttype": "none",
         "svg.hashsalt": "evalspec",
         "font.family": "sans-serif",
