@@ -13,7 +13,6 @@ gets a located message naming the key path.
 
 from __future__ import annotations
 
-import functools
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model
@@ -209,7 +208,6 @@ def _model_name(kind: str) -> str:
     return "".join(part.capitalize() for part in kind.split("_")) + "Record"
 
 
-@functools.cache
 def record_model(kind: str) -> type[RecordBase]:
     """The record model of ``kind``: ``params`` and ``result`` typed by its registry entry."""
     from evalspec.analyses.registry import get_kind
@@ -231,9 +229,12 @@ def _tag(value: Any) -> str:
     return kind if isinstance(kind, str) and kind in KIND_MODULES else "__other__"
 
 
-@functools.cache
 def claim_model() -> type[BaseModel]:
-    """The :class:`Claim` model, its analysis records a union over every registered kind."""
+    """The :class:`Claim` model, its analysis records a union over every registered kind.
+
+    Built on each call from the registry (about 35 ms), so nothing is cached at module level
+    and a kind added to the registry is typed at once.
+    """
     from evalspec.analyses.registry import KIND_MODULES
     from evalspec.decision import DecisionRecord
 
