@@ -144,9 +144,15 @@ def _newcombe(a: int, b: int, c: int, d: int, tail: float, corrected: bool = Tru
             num = max(num - n / 2.0, 0.0)
         phi = num / math.sqrt(denom)
     theta = p1 - p2
-    dl = (p1 - l1) ** 2 - 2.0 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2
-    du = (u1 - p1) ** 2 - 2.0 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2
-    return theta - math.sqrt(max(dl, 0.0)), theta + math.sqrt(max(du, 0.0))
+    sl = (p1 - l1) ** 2 + (u2 - p2) ** 2
+    su = (u1 - p1) ** 2 + (p2 - l2) ** 2
+    dl = sl - 2.0 * phi * (p1 - l1) * (u2 - p2)
+    du = su - 2.0 * phi * (u1 - p1) * (p2 - l2)
+    # with phi = 1 and symmetric margins dl is 0 in exact arithmetic; rounding must not leave a
+    # spurious +-1e-9 half-width (which also broke nesting across levels)
+    dl = 0.0 if dl <= 1e-12 * sl else dl
+    du = 0.0 if du <= 1e-12 * su else du
+    return theta - math.sqrt(dl), theta + math.sqrt(du)
 
 
 def _newcombe_nocc(a: int, b: int, c: int, d: int, tail: float) -> tuple[float, float]:

@@ -235,3 +235,12 @@ def test_ks_symmetric_bounded_and_order_free(x: list[int], y: list[int]) -> None
     assert ks_distance(x[::-1], y[::-1]).statistic == d.statistic
     with np.errstate(divide="ignore"):  # scipy's asymptotic p-value divides by zero at n = 1
         assert d.statistic == pytest.approx(stats.ks_2samp(x, y, method="asymp").statistic, abs=1e-12)
+
+
+def test_newcombe_zero_width_is_exact_not_rounding() -> None:
+    """(1, 0, 0, 1): phi = 1 and equal margins give exactly [0, 0] at every level (was +-5e-9 at some)."""
+    for level in (0.8984375, 0.9, 0.9375, 0.95):
+        assert paired_difference_interval(1, 0, 0, 1, "newcombe_nocc", level).interval == (0.0, 0.0)
+        # the continuity-corrected phi is 0 here, so method 10 keeps a symmetric, non-zero width
+        r = paired_difference_interval(1, 0, 0, 1, "newcombe", level)
+        assert r.low == -r.high and r.high > 0.1
