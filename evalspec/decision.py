@@ -562,8 +562,12 @@ class _Decider:
             self.reasons.append(f"Both bounds lie strictly inside the equivalence margin of ±{_pp(m)}.")
             self.change.append(f"An interval reaching ±{_pp(m)} on new cases would overturn equivalence.")
             return self.finish("equivalent", f"{c} and {b} are equivalent within ±{_pp(m)}.")
-        self.reasons.append(f"The interval reaches the equivalence margin of ±{_pp(m)} or beyond; no difference found "
-                            "is not equivalence.")
+        if high < -m or low > m:
+            self.reasons.append(f"The whole interval lies beyond the equivalence margin of ±{_pp(m)}: {c} and {b} "
+                                f"differ by more than the margin ({'worse' if high < -m else 'better'}).")
+        else:
+            self.reasons.append(f"The interval reaches the equivalence margin of ±{_pp(m)} or beyond; no difference "
+                                "found is not equivalence.")
         self.change.append(f"More independent cases could narrow the interval to within ±{_pp(m)}.")
         return self.finish("not_equivalent", f"Equivalence of {c} and {b} within ±{_pp(m)} is not shown.")
 

@@ -250,11 +250,12 @@ def compute(ctx: AnalysisContext, params: CriticalFailuresParams) -> Outcome:
                                        confidence_level=level, method=method, max_rate=max_rate, within_limit=within,
                                        adopting=adopting, reachable=reachable))
         if max_rate is not None and reachable is False and adopting:
-            unit = "effective independent critical cases" if n_eff is not None else "critical cases"
+            shared = (f" (as few as {eff:.1f} independent ones, since they share clusters)"
+                      if n_eff is not None and n_eff < n - 1e-9 else "")
             caveats.append(Caveat(
                 code="critical_limit_unreachable", severity="verdict",
-                message=f"{eff:.0f} {unit} can never show a critical-failure rate below {max_rate:.0%}: even with no "
-                f"failure the {level:.0%} bound is {upper_bound(0.0, eff, level):.1%}; {needed} failure-free "
+                message=f"{n} critical cases{shared} can never show a critical-failure rate below {max_rate:.0%}: even "
+                f"with no failure the {level:.0%} bound is {upper_bound(0.0, eff, level):.1%}; {needed} failure-free "
                 "independent cases are needed."))
     if ctx.case_cluster is not None:
         caveats.append(Caveat(code="critical_cluster_bound", severity="note",
