@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model
+from pydantic import (
+    BaseModel, ConfigDict, Discriminator, Field, SerializerFunctionWrapHandler, Tag, create_model, model_serializer,
+)
 
 from evalspec.analyses.contract import Caveat, Offers, SeedUse
 
@@ -65,6 +67,19 @@ class DataFile(_Strict):
     sha256: str
     rows: int
     format: str
+    provenance: dict[str, Any] | None = Field(
+        None, description="For an evaluation tool's log (inspect_ai, lm-evaluation-harness, promptfoo): the tool and "
+        "its version, every file read with its SHA-256, rows, errors and missing outcomes, the selections made, and "
+        "the tool's own reported metric and stderr beside the same statistic recomputed from the rows. Absent for "
+        "tables.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("provenance") is None:
+            data.pop("provenance", None)  # tables: the record stays as it was
+        return data
 
 
 class DataBlock(_Strict):

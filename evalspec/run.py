@@ -329,7 +329,8 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
                               + ". The analysis follows the current plan."})
     deviations += _stopping_deviations(plan, coverage)
     plan_dir = handle.path.parent
-    data_files = [{"path": _rel(Path(f.path), plan_dir), "sha256": f.sha256, "rows": f.rows, "format": f.format}
+    data_files = [{"path": _rel(Path(f.path), plan_dir), "sha256": f.sha256, "rows": f.rows, "format": f.format,
+                   **({"provenance": f.provenance} if getattr(f, "provenance", None) else {})}  # tool logs
                   for f in tidy.files]
     claim = claim_model().model_validate({
         "claim_format": CLAIM_FORMAT,

@@ -231,3 +231,6 @@ def test_run_end_to_end_on_inspect_logs(tmp_path: Path) -> None:
     assert cov["candidates"]["flaky"]["versions_seen"] == {"flaky": 25}  # the 5 errored epochs served nothing
     codes = [d["code"] for d in claim["systematic_limits"]["detected"]]
     assert "missing_outcomes" in codes
+    prov = claim["data"]["files"][1]["provenance"]  # what was read, in the claim
+    assert prov["tool"] == "inspect_ai" and prov["tool_version"] == "0.3.285" and prov["missing_outcomes"] == 5
+    assert prov["reported"]["value"] == pytest.approx(0.55) and len(prov["files"][0]["sha256"]) == 64
