@@ -46,14 +46,25 @@ from evalspec.stats._numeric import t_upper_quantile
 from evalspec.stats._results import ClusteredMeanResult
 from evalspec.stats._validation import InvalidArgument, _choice, _cluster_codes, _finite_array, _level
 
-__all__ = ["CORRECTIONS", "bell_mccaffrey_df", "clustered_mean_interval", "clustered_standard_error"]
+__all__ = [
+    "CORRECTIONS",
+    "bell_mccaffrey_df",
+    "cluster_robust_variance",
+    "clustered_mean_interval",
+    "clustered_standard_error",
+]
 
 #: Small-sample corrections accepted by the clustered functions (the first is the default).
 CORRECTIONS = ("CR2", "CR1", "CR0")
 
 
-def _cluster_variance(resid_totals: np.ndarray, sizes: np.ndarray, correction: str) -> float:
-    """Variance of the mean from residual totals ``E_g`` and cluster sizes ``n_g``."""
+def cluster_robust_variance(resid_totals: np.ndarray, sizes: np.ndarray, correction: str = "CR2") -> float:
+    """Cluster-robust variance of a mean from residual totals ``E_g`` and cluster sizes ``n_g``.
+
+    The building block of :func:`clustered_standard_error` for callers that already hold
+    per-cluster totals (float arrays of length G >= 2, ``correction`` one of
+    :data:`CORRECTIONS`; not validated). Formulas in the module notes.
+    """
     n = float(sizes.sum())
     g = sizes.size
     sq = resid_totals * resid_totals
@@ -135,7 +146,7 @@ def clustered_standard_error(values: ArrayLike, clusters: ArrayLike, correction:
         Empty or non-finite values, labels of a different length, fewer than 2 clusters.
     """
     _, totals, sizes, correction = _prepare(values, clusters, correction)
-    return math.sqrt(_cluster_variance(totals, sizes, correction))
+    return math.sqrt(cluster_robust_variance(totals, sizes, correction))
 
 
 def clustered_mean_interval(
@@ -171,7 +182,7 @@ def clustered_mean_interval(
     arr, totals, sizes, correction = _prepare(values, clusters, correction)
     level = _level("confidence_level", confidence_level)
     n_clusters = int(sizes.size)
-    se = math.sqrt(_cluster_variance(totals, sizes, correction))
+    se = math.sqrt(cluster_robust_variance(totals, sizes, correction))
     df: float = _bm_df(sizes) if correction == "CR2" else n_clusters - 1
     t = t_upper_quantile(df, (1.0 - level) / 2.0)
     mean = float(arr.mean())

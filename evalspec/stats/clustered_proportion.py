@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike
 from evalspec.stats._numeric import normal_upper_quantile, t_upper_quantile
 from evalspec.stats._results import ClusteredProportionResult
 from evalspec.stats._validation import InvalidArgument, _choice, _cluster_codes, _finite_array, _level
-from evalspec.stats.clustered import _bm_df, _cluster_variance
+from evalspec.stats.clustered import bell_mccaffrey_df, cluster_robust_variance
 from evalspec.stats.proportion import ALTERNATIVES, clopper_pearson_limits, wilson_limits
 
 __all__ = ["CLUSTERED_PROPORTION_METHODS", "DF_RULES", "clustered_failure_upper_bound", "clustered_proportion_interval"]
@@ -147,8 +147,8 @@ def clustered_proportion_interval(
     resid = arr - p
     totals = np.bincount(codes, weights=resid, minlength=n_clusters)
     sizes = np.bincount(codes, minlength=n_clusters).astype(np.float64)
-    variance = _cluster_variance(totals, sizes, "CR2")
-    df = _bm_df(sizes)
+    variance = cluster_robust_variance(totals, sizes, "CR2")
+    df = bell_mccaffrey_df(sizes)
     if df_rule == "conservative":
         df = min(df, _welch_satterthwaite_df(totals * totals / (1.0 - sizes / n)))
     tail = (1.0 - level) / 2.0 if alternative == "two-sided" else 1.0 - level
