@@ -469,6 +469,12 @@ def compute(ctx: AnalysisContext, params: PairedDifferenceParams) -> Outcome:
                           disagreements=Disagreements(candidate_only=listed(diff > 0), baseline_only=listed(diff < 0)),
                           clusters=contrib)
     caveats = _caveats(core, contrib, params, params.primary) + mc_caveats
+    if (pair.clusters is not None and core.informative and core.cluster_t is None and core.bootstrap is None
+            and not core.method.startswith("newcombe on")):
+        caveats.append(Caveat(code="cases_independent", severity="verdict" if params.primary else "note",
+                              message=f"The {core.method} interval treats the {core.n} cases as independent although "
+                              f"they share {core.units} clusters, so it may be too narrow; method auto would account "
+                              "for the clusters."))
     seeds = [SeedUse(purpose=f"{core.unit_name[:-1]} bootstrap resamples", seed=params.seed)] if core.bootstrap else []
     offers = Offers()
     if params.primary:

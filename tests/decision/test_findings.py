@@ -404,3 +404,13 @@ def test_zero_failure_sample_size() -> None:
         assert zero_failure_n(rate, level) == n
         assert 1 - (1 - level) ** (1 / n) < rate <= 1 - (1 - level) ** (1 / (n - 1))
     assert math.isclose(1 - 0.05 ** (1 / 12), 0.2209, abs_tol=1e-4)
+
+
+def test_a_case_level_method_with_clusters_says_it_ignores_them() -> None:
+    rng = np.random.default_rng(4)
+    blocks = [[(int(rng.random() < 0.7), int(rng.random() < 0.5)) for _ in range(5)] for _ in range(20)]
+    rows, cl = clustered(blocks)
+    rec = record("paired_difference", paired_ctx(rows, clusters=cl), method="newcombe")
+    assert [c.severity for c in rec.caveats if c.code == "cases_independent"] == ["verdict"]
+    auto = record("paired_difference", paired_ctx(rows, clusters=cl))
+    assert not any(c.code == "cases_independent" for c in auto.caveats)
