@@ -160,7 +160,6 @@ def factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     unhashable values (a nested list or object) are compared by their text, so they are
     counted and located rather than crashing. Homogeneous columns go through Arrow.
     """
-    import pyarrow.compute as pc
 
     if getattr(col, "codes", None) is not None:  # a CodedColumn straight from a reader
         return col.codes, col.uniques
@@ -203,7 +202,6 @@ def _is_missing(value: Any) -> bool:
 def missing_mask(uniques: np.ndarray) -> np.ndarray:
     """:func:`_is_missing` of each of ``uniques`` (distinct values), as a boolean array."""
     if len(uniques) > 2000:  # many distinct texts (ids, times): ask Arrow, in C
-        import pyarrow as pa
         import pyarrow.compute as pc
 
         arr = arrow_strings(uniques.tolist())
