@@ -359,7 +359,10 @@ class _Decider:
     def run(self) -> DecisionRecord:
         self._decision_caveats()
         p = self.primary
-        if p is not None:
+        if p is not None and not p.informative:
+            self.reasons.append(f"{p.candidate} minus {p.baseline}: {_signed(p.estimate)} points, with no usable "
+                                "interval.")
+        elif p is not None:
             self.reasons.append(
                 f"{p.candidate} minus {p.baseline}: {_signed(p.estimate)} points, {_lvl(p.confidence_level)} "
                 f"interval {_signed(p.low)} to {_signed(p.high)} points ({p.method}); each bound is a one-sided "
