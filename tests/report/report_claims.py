@@ -1,7 +1,10 @@
 """Hand-made claim records for the report tests, following the claim contract (issue 4/5).
 
 They stand in for ``evalspec run`` output where the tests need shapes the examples do not
-produce (very long case lists, hostile strings, every optional section). The numbers are
+produce (very long case lists, hostile strings a plan cannot hold, every optional section).
+They test the renderer's tolerance: ``render`` takes any mapping, and these are *not* valid
+format-2 claims (``evalspec report`` validates a claim file first; real claims are covered by
+the golden example reports, ``test_report_cli`` and ``test_hostile_run``). The numbers are
 internally consistent (Wilson intervals computed here with the closed form, 2x2 tables that
 add up) but they are *fixtures*: the report only formats them, it never checks them.
 
