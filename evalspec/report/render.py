@@ -69,7 +69,8 @@ def _plots(view: ReportView) -> dict[str, Any]:
     out: dict[str, Any] = {}
     decision = view.claim.get("decision") or {}
     primary = view.primary
-    if primary and all(isinstance(primary.get(k), (int, float)) for k in ("estimate", "low", "high")):
+    if primary and all(isinstance(primary.get(k), (int, float)) for k in ("estimate", "low", "high")) \
+            and primary.get("informative", True) is not False:  # an uninformative interval is not drawn
         out["decision_line"] = Markup(plots.decision_line_svg(primary, decision.get("thresholds") or {},
                                                               str(decision.get("goal") or "superiority")))
     for j, a in enumerate(view.by_kind.get("proportion", [])):
@@ -97,7 +98,8 @@ def _plots(view: ReportView) -> dict[str, Any]:
         for j, sl in enumerate((a.get("result") or {}).get("slices") or []):
             groups = [g for g in sl.get("groups") or [] if isinstance(g, dict)]
             paired_rows = [plots.ForestRow(str(g.get("value")), *(g["paired"].get(k) for k in ("estimate", "low", "high")))
-                           for g in groups if isinstance(g.get("paired"), dict)]
+                           for g in groups if isinstance(g.get("paired"), dict)
+                           and g["paired"].get("informative", True) is not False]
             if paired_rows:
                 refs = [(0.0, "no difference")]
                 m = (decision.get("thresholds") or {}).get("minimum_improvement")
