@@ -318,7 +318,10 @@ class Decision(_Strict):
     margin: Annotated[float, Field(gt=0.0, le=1.0)] | None = Field(
         None, description="Non-inferiority or equivalence margin in pass rate, e.g. 0.02."
     )
-    confidence_level: ConfidenceLevel = Field(0.95, description="Level of the intervals the decision reads.")
+    confidence_level: ConfidenceLevel = Field(
+        0.95, description="Two-sided level of the primary interval the decision reads; each bound is one-sided at "
+        "1 - (1 - level)/2 (97.5 % for 0.95), the one error rate of superiority, non-inferiority and equivalence."
+    )
     critical_failures: CriticalFailureLimit | None = Field(
         None, description="Limit on critical-case failures; exceeding it, or failing to rule it out, blocks."
     )
