@@ -329,9 +329,14 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
                               + ". The analysis follows the current plan."})
     deviations += _stopping_deviations(plan, coverage)
     plan_dir = handle.path.parent
-    data_files = [{"path": _rel(Path(f.path), plan_dir), "sha256": f.sha256, "rows": f.rows, "format": f.format,
-                   **({"provenance": f.provenance} if getattr(f, "provenance", None) else {})}  # tool logs
-                  for f in tidy.files]
+    data_files = []
+    for f in tidy.files:
+        entry: dict[str, Any] = {"path": _rel(Path(f.path), plan_dir), "sha256": f.sha256, "rows": f.rows,
+                                 "format": f.format}
+        provenance = getattr(f, "provenance", None)  # tool logs only
+        if provenance:
+            entry["provenance"] = provenance
+        data_files.append(entry)
     claim = claim_model().model_validate({
         "claim_format": CLAIM_FORMAT,
         "evalspec_version": __version__,
