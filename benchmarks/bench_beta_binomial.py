@@ -91,13 +91,20 @@ def speed(args: argparse.Namespace) -> None:
     for name, post in grid.conditions.items():
         print(f"  {name}: " + ", ".join(f"{p} {post.summary(p).mean:.4g} [{post.summary(p).low:.4g}, "
                                          f"{post.summary(p).high:.4g}]" for p in PARAMS))
-    if not args.skip_nuts:
+    if args.load_nuts:  # the (mu, log kappa) draws and time of an earlier NUTS run of this script
+        nuts, t_nuts = load_nuts(args.load_nuts, data)
+        print(f"PyMC NUTS draws loaded from {args.load_nuts} (their run took {t_nuts:.1f} s, compile included)")
+    elif not args.skip_nuts:
         t0 = time.perf_counter()
         nuts = beta_binomial_profile(data, engine="nuts", seed=1, chains=4, tune=args.tune, nuts_draws=args.draws,
                                      cores=args.cores, progressbar=False)
         t_nuts = time.perf_counter() - t0
         print(f"PyMC NUTS, 4 chains x ({args.tune} tune + {args.draws} draws), cores={args.cores}: {t_nuts:.1f} s "
               "(compile included)")
+        if args.save_nuts:
+            np.savez_compressed(args.save_nuts, seconds=t_nuts, **{
+                f"{k}__{c}": post.draws[k] for c, post in nuts.conditions.items() for k in ("mu", "log_kappa")})
+    if args.load_nuts or not args.skip_nuts:
         for name, post in nuts.conditions.items():
             print(f"  {name}: diagnostics " + "; ".join(d.finding for d in post.diagnostics))
         print(f"ratio NUTS / grid (best): {t_nuts / best:.0f}x  (median: {t_nuts / med:.0f}x)")
@@ -112,6 +119,21 @@ def speed(args: argparse.Namespace) -> None:
         y, j = simulate(n_q, 100, 0.86, 0.5, 3)
         best, med, _ = timed(lambda y=y, j=j: beta_binomial_posterior(y, j, seed=1), 3)
         print(f"grid, one condition, {n_q:>9,} questions x 100 trials: best {best:.3f} s, median {med:.3f} s")
+
+
+def load_nuts(path: str, data):
+    """A NUTS profile rebuilt from saved (mu, log kappa) draws: derived quantities by the same code."""
+    from evalspec.stats.beta_binomial import BetaBinomialPrior, BetaBinomialProfile, _counts, _derive
+
+    saved = np.load(path)
+    conds = {}
+    for c, (i, (y, j)) in zip(data, enumerate(data.values())):
+        y, j = _counts(y, j)
+        rng = np.random.default_rng(np.random.SeedSequence(1).spawn(len(data) + 1)[i])
+        conds[c] = _derive(y, j, saved[f"mu__{c}"], saved[f"log_kappa__{c}"], 0.95, rng, quad=None, ppc_draws=500,
+                           engine="nuts", diagnostics=[], prior=BetaBinomialPrior(), seed=1)
+    return BetaBinomialProfile(conditions=conds, contrasts=(), engine="nuts", hdi_prob=0.95, seed=1), \
+        float(saved["seconds"])
 
 
 def coverage(reps: int) -> None:
@@ -149,6 +171,8 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=50_000, help="NUTS draws per chain (the paper: 200,000 in all)")
     ap.add_argument("--cores", type=int, default=1, help="processes for the 4 chains (default 1: a shared machine)")
     ap.add_argument("--skip-nuts", action="store_true")
+    ap.add_argument("--save-nuts", metavar="NPZ", help="save the NUTS (mu, log kappa) draws and time")
+    ap.add_argument("--load-nuts", metavar="NPZ", help="compare with saved NUTS draws instead of sampling")
     ap.add_argument("--coverage", type=int, default=0, metavar="N", help="run the recovery table instead")
     args = ap.parse_args()
     os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + str(Path(__file__).resolve().parents[1] / ".cache"

@@ -613,6 +613,7 @@ def _grid_engine(y: np.ndarray, j: np.ndarray, prior: BetaBinomialPrior, points:
     ]
     return {
         "eta_cells": eg.ravel(), "lam_cells": lg.ravel(), "weights": w, "he": he, "hl": hl,
+        "eta_axis": ev, "lam_axis": lv, "shape": lp.shape,
         "eta": eta, "lam": lam, "diagnostics": diags, "box": box,
     }
 
@@ -647,23 +648,37 @@ def weighted_hdi(values: np.ndarray, weights: np.ndarray, prob: float) -> tuple[
     return float(v[starts[best]]), float(v[ends[ok][best]])
 
 
-def _grid_hdis(quad: dict[str, Any], prob: float, sub: int = 2) -> dict[str, tuple[float, float]]:
+def _grid_hdis(quad: dict[str, Any], prob: float, sub_1d: int = 64, sub_2d: int = 3) -> dict[str, tuple[float, float]]:
     """HDIs of mu, kappa and the Beta variance straight from the grid (no Monte Carlo error).
 
-    Each cell's mass is spread evenly over ``sub x sub`` points inside it (the same
-    piecewise-constant density the draws are jittered from).
+    The grid density is piecewise constant over cells (the same density the draws are
+    jittered from) for the variance, which depends on both axes: each cell's mass is spread
+    over ``sub_2d x sub_2d`` points. mu and kappa depend on one axis each: their HDIs come from
+    the 1-D marginal, its log density interpolated linearly between cell centres at
+    ``sub_1d`` points per cell (so the ends are tied neither to the cell spacing nor to a
+    piecewise-constant density).
     """
+    W = quad["weights"].reshape(quad["shape"])
+    out: dict[str, tuple[float, float]] = {}
+    offs1 = (np.arange(sub_1d) + 0.5) / sub_1d - 0.5
+    for name, axis, marg, step, fn in (("mu", quad["eta_axis"], W.sum(axis=1), quad["he"], _expit),
+                                       ("kappa", quad["lam_axis"], W.sum(axis=0), quad["hl"], np.exp)):
+        pts = (axis[:, None] + offs1[None, :] * step).ravel()
+        with np.errstate(divide="ignore"):
+            logm = np.log(marg)
+        # log-linear interpolation of the marginal between cell centres (second-order accurate)
+        logd = np.interp(pts, axis, np.maximum(logm, logm.max() - 745.0))
+        wts = np.exp(logd - logd.max())
+        out[name] = weighted_hdi(fn(pts), wts / wts.sum(), prob)
     keep = quad["weights"] > 0
     w = quad["weights"][keep]
-    offs = (np.arange(sub) + 0.5) / sub - 0.5
+    offs = (np.arange(sub_2d) + 0.5) / sub_2d - 0.5
     de, dl = np.meshgrid(offs * quad["he"], offs * quad["hl"], indexing="ij")
     eta = (quad["eta_cells"][keep][:, None] + de.ravel()[None, :]).ravel()
     lam = (quad["lam_cells"][keep][:, None] + dl.ravel()[None, :]).ravel()
-    ww = np.repeat(w / (sub * sub), sub * sub)
     mu = _expit(eta)
-    kappa = np.exp(lam)
-    return {"mu": weighted_hdi(mu, ww, prob), "kappa": weighted_hdi(kappa, ww, prob),
-            "variance": weighted_hdi(mu * (1.0 - mu) / (kappa + 1.0), ww, prob)}
+    out["variance"] = weighted_hdi(mu * (1.0 - mu) / (np.exp(lam) + 1.0), np.repeat(w / sub_2d**2, sub_2d**2), prob)
+    return out
 
 
 def _summary(draws: np.ndarray, prob: float, mean: float | None = None) -> Summary:
