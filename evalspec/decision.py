@@ -239,8 +239,8 @@ def _dedupe(caveats: Iterable[Caveat]) -> list[Caveat]:
     return out
 
 
-def decide(plan: Any, records: Sequence[Any] | None = None, *, units: int, unit_name: str = "cases",
-           missing: dict[str, Any] | None = None, **legacy: Any) -> DecisionRecord:
+def decide(plan: Any, records: Sequence[Any], *, units: int, unit_name: str = "cases",
+           missing: dict[str, Any] | None = None) -> DecisionRecord:
     """The verdict, its reasons, and the caveats that bear on it.
 
     Parameters
@@ -256,15 +256,7 @@ def decide(plan: Any, records: Sequence[Any] | None = None, *, units: int, unit_
         Independent units of the primary comparison (clusters if declared, else cases).
     missing : dict, optional
         Missing outcomes per candidate, for the escalation steps.
-
-    The first version's call ``decide(plan.decision, primary=dict, critical=dict, units=...)``
-    still works and returns the first version's dict, until the pipeline passes records.
     """
-    if records is None and ("primary" in legacy or "critical" in legacy):
-        return _legacy_decide(plan, primary=legacy.get("primary"), critical=legacy.get("critical"),  # type: ignore[return-value]
-                              units=units, unit_name=unit_name, missing=missing)
-    if legacy:
-        raise TypeError(f"decide() got unexpected keyword arguments {sorted(legacy)}")
     return _Decider(plan, list(records or []), units, unit_name, missing).run()
 
 
@@ -573,61 +565,3 @@ class _Decider:
                                 "found is not equivalence.")
         self.change.append(f"More independent cases could narrow the interval to within ±{_pp(m)}.")
         return self.finish("not_equivalent", f"Equivalence of {c} and {b} within ±{_pp(m)} is not shown.")
-
-
-# -- the first version's call, until the pipeline passes analysis records ----------------------
-
-
-def _legacy_decide(decision: Any, *, primary: dict[str, Any] | None, critical: dict[str, Any] | None,
-                   units: int, unit_name: str = "cases", missing: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``decide(plan.decision, primary=result dict, critical=result dict, ...)``: the same rules, as a dict.
-
-    The result dicts are read into offers (the primary interval, the critical statuses) and
-    decided by the rules above; the returned dict is :class:`DecisionRecord` as JSON with
-    ``primary.analysis`` (the analysis index) as the first version's claim had it.
-    """
-    from types import SimpleNamespace
-
-    from evalspec.analyses.contract import Offers
-
-    records: list[Any] = []
-    if primary is not None:
-        level = float(primary["confidence_level"])
-        table = primary.get("table") or {}
-        cl = primary.get("clusters") or {}
-        notes = []
-        if cl.get("top_share") is not None and cl.get("n", 0) > cl.get("top_clusters", 0):
-            notes.append(Caveat(code="top_clusters", severity="note",
-                                message=f"The top {cl['top_clusters']} of {cl['n']} clusters give "
-                                f"{cl['top_share']:.0%} of the net difference."))
-        records.append(SimpleNamespace(index=primary.get("analysis", 0), kind="paired_difference", label="",
-                                       caveats=notes, offers=Offers(primary=PrimaryInterval(
-                                           candidate_only=table.get("b"), baseline_only=table.get("c"),
-                                           candidate=primary["candidate"], baseline=primary["baseline"],
-                                           estimate=float(primary["estimate"]), low=float(primary["low"]),
-                                           high=float(primary["high"]), method=str(primary["method"]),
-                                           confidence_level=level, one_sided_alpha=(1 - level) / 2,
-                                           informative=bool(primary.get("informative", True)),
-                                           why_uninformative=primary.get("why_uninformative"),
-                                           units=units, unit_name=unit_name))))
-    if critical is not None:
-        cf = decision.critical_failures
-        adopting = primary["candidate"] if primary is not None else None
-        statuses = []
-        for name, e in (critical.get("candidates") or {}).items():
-            ub = e.get("upper_bound")
-            n = int(e.get("critical_cases", 0))
-            statuses.append(CriticalStatus(
-                candidate=name, critical_cases=n, failures=int(e.get("failures", 0)),
-                upper_bound=None if (ub is None or n == 0) else float(ub),
-                confidence_level=float(e.get("confidence_level", 0.95)), method=str(e.get("method", "")),
-                max_rate=None if cf is None else float(cf.max_rate),
-                within_limit=None if cf is None else bool(ub is not None and n > 0 and ub < cf.max_rate),
-                adopting=adopting is None or name == adopting, reachable=e.get("reachable")))
-        records.append(SimpleNamespace(index=-1, kind="critical_failures", label="", caveats=[],
-                                       offers=Offers(critical=statuses)))
-    plan = SimpleNamespace(decision=decision, stopping=None)
-    out = _Decider(plan, records, units, unit_name, missing).run().model_dump(mode="json")
-    if out["primary"] is not None and primary is not None:
-        out["primary"] = {"analysis": primary.get("analysis"), **out["primary"]}
-    return out

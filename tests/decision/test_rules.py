@@ -219,17 +219,6 @@ def test_every_verdict_is_reachable() -> None:
     assert seen == set(VERDICTS)
 
 
-def test_the_first_versions_call_still_decides_by_the_new_rules() -> None:
-    prim = {"analysis": 1, "candidate": "A", "baseline": "B", "estimate": 0.05, "low": 0.03, "high": 0.07,
-            "method": "newcombe", "confidence_level": 0.95}
-    out = decide(D, primary=prim, critical=None, units=20)
-    assert out["verdict"] == "too_small"               # L == d is not above it
-    assert out["primary"]["analysis"] == 1
-    out = decide(D, primary={**prim, "informative": False, "why_uninformative": "zero width"}, critical=None,
-                 units=20)
-    assert out["verdict"] == "inconclusive"
-
-
 # -- invariants -------------------------------------------------------------------------------------
 
 bounds = st.tuples(st.floats(-0.5, 0.5), st.floats(0.0, 0.5)).map(lambda t: (t[0], min(1.0, t[0] + t[1])))
