@@ -79,7 +79,9 @@ class ReferenceResult(ResultModel):
     tied: list[float] = Field(description="Grid temperatures tied at the smallest KS distance.")
     ks_min: float
     ks_vs_zero: float | None = Field(description="KS distance to the reference at T = 0 (None when 0 is not in the grid).")
-    indistinguishable_from_deterministic: bool
+    p_vs_deterministic: float | None = Field(
+        description="Sign-flip test p-value of 'as varied as the reference at T = 0' (None when 0 is not in the grid).")
+    indistinguishable_from_deterministic: bool = Field(description="p_vs_deterministic >= 1 - confidence_level.")
     curve: KsCurve
     histogram: Histogram
     subsampled: str = Field(description="Which side was subsampled to K ('target', '+reference', both or '').")
@@ -262,7 +264,8 @@ def compute(ctx: Any, params: BackgroundTemperatureParams) -> Outcome:
         raise AnalysisRefused(f"background_temperature: {exc}") from None
     references = [ReferenceResult(
         name=r.name, t_hat=r.t_hat, low=r.interval[0], high=r.interval[1], tied=r.tied, ks_min=r.ks_min,
-        ks_vs_zero=r.ks_vs_zero, indistinguishable_from_deterministic=r.indistinguishable,
+        ks_vs_zero=r.ks_vs_zero, p_vs_deterministic=r.p_vs_deterministic,
+        indistinguishable_from_deterministic=r.indistinguishable,
         curve=KsCurve(temperatures=r.temperatures, ks=r.ks), histogram=Histogram(**r.hist), subsampled=r.subsampled)
         for r in est.references]
     if est.indistinguishable:

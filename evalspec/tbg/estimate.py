@@ -20,9 +20,12 @@ What this implementation adds, so that the number cannot say more than the data:
   SUT and every reference): for each replicate the tied set ``[lo, hi]`` is found, and the
   interval runs from the ``alpha/2`` quantile of ``lo`` to the ``1 - alpha/2`` quantile of
   ``hi`` (conservative, on the grid).
-* **Deterministic or not.** When T = 0 is tied at the minimum, or the interval reaches 0,
-  the SUT is *indistinguishable from deterministic at this resolution* (prompts, K and
-  grid); that is reported instead of "T_bg = 0".
+* **Deterministic or not.** Whether the SUT is more varied than the reference at T = 0 is
+  a test of its own: a sign-flip (prompt-swap) test of the pooled KS distance between g and
+  f_0. When it does not reject at ``1 - confidence_level``, the SUT is *indistinguishable
+  from deterministic at this resolution* (prompts, K), reported instead of "T_bg = 0"; when
+  it rejects but T = 0 is still the closest grid point, the note says the temperature lies
+  below the grid's lowest non-zero value.
 
 numpy only (no torch): :mod:`evalspec.stats.distance` gives the KS distance.
 """
@@ -88,6 +91,26 @@ def fast_ks_curves(g: np.ndarray, refs: Sequence[np.ndarray], weights: np.ndarra
     return out
 
 
+def _sign_flip_p(g: np.ndarray, f0: np.ndarray, seed: int, stream: int, flips: int = 4000) -> float:
+    """p-value of "the target is as varied as the reference at T = 0", by flipping prompts.
+
+    Under that hypothesis the target's and the reference's values of one prompt are
+    exchangeable, so swapping them (per prompt, at random) leaves the pooled KS distance's
+    distribution unchanged. A swap negates that prompt's ECDF difference, so each flip is a
+    sign vector over prompts. ``p = (1 + #{KS_flip >= KS_obs}) / (flips + 1)``.
+    """
+    grid = np.unique(np.concatenate([g.ravel(), f0.ravel()]))
+    diff = _ecdf_rows(g, grid) - _ecdf_rows(f0, grid)
+    n = diff.shape[0]
+    observed = np.abs(diff.mean(axis=0)).max()
+    if observed <= _TIE:
+        return 1.0
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 4, stream]))
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(flips, n))
+    ks = np.abs(signs @ diff / n).max(axis=1)
+    return float((1 + np.sum(ks >= observed - _TIE)) / (flips + 1))
+
+
 def _tied(curve: np.ndarray) -> np.ndarray:
     return np.flatnonzero(curve <= curve.min() + _TIE)
 
@@ -106,6 +129,7 @@ class ReferenceEstimate:
     share_including_zero: float | None
     indistinguishable: bool
     ks_vs_zero: float | None
+    p_vs_deterministic: float | None
     k: int
     subsampled: str
     hist: dict[str, Any] = field(default_factory=dict)
@@ -117,7 +141,8 @@ class ReferenceEstimate:
             "name": self.name, "t_hat": self.t_hat, "interval": list(self.interval), "tied": self.tied,
             "ks_min": self.ks_min, "temperatures": self.temperatures, "ks": self.ks,
             "indistinguishable_from_deterministic": self.indistinguishable,
-            "ks_vs_zero": self.ks_vs_zero, "share_of_resamples_including_zero": self.share_including_zero,
+            "ks_vs_zero": self.ks_vs_zero, "p_vs_deterministic": self.p_vs_deterministic,
+            "share_of_resamples_including_zero": self.share_including_zero,
             "k": self.k, "subsampled": self.subsampled, "histogram": self.hist,
         }
 
@@ -238,16 +263,21 @@ def estimate_from_answers(references: Sequence[tuple[str, Mapping[float, Mapping
         interval = (_quantile(lo, alpha / 2, "lower"), _quantile(hi, 1 - alpha / 2, "higher"))
         has_zero = temps[0] == 0.0
         share_zero = float(np.mean(lo == 0.0)) if has_zero else None
-        indist = bool(has_zero and (temps[int(tied[0])] == 0.0 or interval[0] == 0.0))
+        p_det = _sign_flip_p(g, f[0], seed, r_index) if has_zero else None
+        indist = bool(has_zero and p_det is not None and p_det >= alpha)
         if not np.allclose(fast_ks_curves(g, f, ones)[0], curve, atol=1e-12):  # pragma: no cover - internal check
             raise AssertionError("bootstrap KS path disagrees with ks_distance")
         est = ReferenceEstimate(
             name=name, temperatures=temps, ks=curve.tolist(), t_hat=t_hat, tied=[temps[i] for i in tied],
             ks_min=float(curve.min()), interval=interval, share_including_zero=share_zero, indistinguishable=indist,
-            ks_vs_zero=float(curve[0]) if has_zero else None, k=k,
+            ks_vs_zero=float(curve[0]) if has_zero else None, p_vs_deterministic=p_det, k=k,
             subsampled=("target" if g.shape[1] > 1 else "") + ("+reference" if any(x.shape[1] > 1 for x in f) else ""),
             hist=_histogram(g, f[temps.index(t_hat)]), replicate_lo=lo, replicate_hi=hi)
         estimates.append(est)
+        if has_zero and not indist and t_hat == 0.0:
+            notes.append(f"{name}: the target is more varied than the reference at T = 0 (sign-flip test p = "
+                         f"{p_det:.3f}) but closest to it on this grid: its temperature lies below the lowest non-zero "
+                         f"grid temperature ({temps[1]:g} if present); a finer grid would resolve it.")
         if t_hat == temps[-1]:
             notes.append(f"{name}: the estimate is at the top of the grid ({t_hat:g}); the true value may be higher.")
         if est.ks_min > 0.3:
