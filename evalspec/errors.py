@@ -47,13 +47,24 @@ class Diagnostic:
             text += f" (got {_short_repr(self.got)})"
         if self.hint:
             text += f"; {self.hint}"
-        return text
+        return one_line(text)
 
     def render(self) -> str:
         """Headline plus the source excerpt with a caret, when available."""
         if self.excerpt:
             return self.headline() + "\n" + self.excerpt
         return self.headline()
+
+
+_CONTROL = {i: f"\\x{i:02x}" for i in [*range(0x20), 0x7F]}
+_CONTROL.update({0x85: "\\x85", 0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters and line separators escaped: a value from a results file
+    (a carriage return in a model version) can never break a message into lines that look like
+    other messages."""
+    return text.translate(_CONTROL)
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:

@@ -102,7 +102,7 @@ def plan_variant(kind: str) -> str:
 
 plan_kinds = st.sampled_from(["binary", "score", "clustered", "slices"])
 
-_LOCATED = re.compile(r"^(plan\.yaml|results\.jsonl|out/claim\.json|claim\.json)(:\d+)*(: |$)")
+_LOCATED = re.compile(r"^(plan\.yaml|results\.(jsonl|csv)|out/claim\.json|claim\.json)(:\d+)*(: |$)")
 
 
 def run_cli(folder: Path, args: list[str]) -> Any:
@@ -132,7 +132,7 @@ def check_outcome(result: Any) -> None:
                 continue
             assert _LOCATED.match(ln), ln
             assert re.match(r"^[^:]+:\d+", ln) or re.match(r"^[^:]+: [\w.\[\]: ]+: ", ln) or ln.startswith(
-                ("results.jsonl: ", "plan.yaml: ")), ln
+                ("results.jsonl: ", "results.csv: ", "plan.yaml: ")), ln
 
 
 OLD = {"claim.json": b'{"old": true}\n', "report.html": b"OLD REPORT", "report.pdf": b"%PDF OLD"}
@@ -154,3 +154,31 @@ def check_one_set(out: Path, exit_code: int) -> None:
         assert files["claim.json"] != OLD["claim.json"]
     else:
         assert files == OLD, set(files)
+
+
+@st.composite
+def results_csv_files(draw: Any) -> bytes:
+    """CSV bytes of fuzzed rows (lists and objects written as their JSON text), some damaged."""
+    import csv
+    import io
+
+    rows = draw(results_rows())
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator=draw(st.sampled_from(["\n", "\r\n"])))
+    writer.writerow(names)
+    for r in rows:
+        writer.writerow(["" if r.get(n) is None else _dump(r[n]) if isinstance(r.get(n), (list, dict))
+                         else str(r[n]).lower() if isinstance(r.get(n), bool) else r[n] for n in names])
+    data = buf.getvalue().encode("utf-8", "surrogatepass")
+    damage = draw(st.sampled_from(["none", "none", "bom", "short_row", "byte", "quote"]))
+    if damage == "bom":
+        data = b"\xef\xbb\xbf" + data
+    elif damage == "short_row":
+        data += b"A,c1\n"
+    elif damage == "byte":
+        pos = draw(st.integers(0, len(data) - 1))
+        data = data[:pos] + b"\xff" + data[pos + 1:]
+    elif damage == "quote":
+        data += b'"unterminated,1\n'
+    return data

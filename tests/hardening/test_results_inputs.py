@@ -116,3 +116,12 @@ def test_unknown_column_hint_names_columns_only(space: Space) -> None:
     assert result.exit_code == 2
     assert "secret" not in result.stderr and "19000" not in result.stderr
     assert "columns found in results.csv: x (and 1 name not shown: not a plain column name)" in result.stderr
+
+
+def test_a_control_character_in_a_value_cannot_split_a_message(space: Space) -> None:
+    """Found by the fuzz suite: a carriage return in a model version broke the hint into lines."""
+    space.write(mutate(0, model_version="0\r0"))
+    result = space.cli("run", "plan.yaml")
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "0\\x0d0" in lines[0], lines
