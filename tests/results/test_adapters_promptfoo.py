@@ -194,3 +194,15 @@ def test_real_promptfoo_file_end_to_end_paired_by_hand(tmp_path: Path) -> None:
     first = {k: next(v for _, v in sorted(x) if v is not None) for k, x in hand.items()}  # exclude: first scored
     for j, label in enumerate(("coinflip-strong", "coinflip-weak")):
         assert out.values[j].tolist() == [first[(label, q)] for q in t.case_ids]
+
+
+def test_real_jsonl_output_reads_like_the_json_output() -> None:
+    """The same (deterministic) run written with -o results.jsonl: the same rows."""
+    jsonl = PROMPTFOO_REAL.with_suffix(".jsonl")
+    a = read(PROMPTFOO_REAL, case_field="vars.qid").columns
+    b = read(jsonl, case_field="vars.qid").columns
+
+    def key(c: dict) -> list:
+        return sorted(zip(c["candidate"], c["case_id"], c["repeat"], map(str, c["outcome"])))
+
+    assert key(a) == key(b) and len(key(b)) == 60
