@@ -96,15 +96,15 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
 
     # model versions
     if tidy.version is not None:
+        vcodes_all, vuniq_all = _factorize(tidy.version)  # once; per candidate only counts (labels: no missing)
         for j, name in enumerate(names):
             rows = np.flatnonzero(tidy.cand == j)
             vals = tidy.version[rows]
-            known = ~_none_mask(vals) if rows.size else np.zeros(0, dtype=bool)
+            vc = vcodes_all[rows]
             seen: dict[str, int] = {}
-            if known.any():
-                codes, uniq = _factorize(vals[known])
-                cnt = np.bincount(codes, minlength=len(uniq))
-                seen = {str(u): int(c) for u, c in sorted(zip(uniq, cnt), key=lambda t: str(t[0]))}
+            if (vc >= 0).any():
+                cnt = np.bincount(vc[vc >= 0], minlength=len(vuniq_all))
+                seen = {str(u): int(c) for u, c in sorted(zip(vuniq_all, cnt), key=lambda t: str(t[0])) if c}
             out.versions_seen[name] = seen
             declared = plan.candidates[name].version
             declared_list = declared if isinstance(declared, list) else ([declared] if declared is not None else [])

@@ -21,7 +21,7 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_LABEL_CHARS, MAX_ROWS, MAX_SLICE_LEVELS
-from evalspec.results.readers import RawFile, arrow_numpy, arrow_strings
+from evalspec.results.readers import CodedColumn, RawFile, arrow_numpy, arrow_strings
 
 __all__ = ["Tidy", "FileInfo", "build_table", "located", "factorize", "missing_mask", "MAX_LISTED", "MAX_REPEAT",
            "MAX_ABS_SCORE", "plan_columns"]
@@ -335,13 +335,13 @@ def parse_times(texts: list[Any]) -> list[int | None]:
         arr = arrow_strings(texts)
         if arr is not None:
             shaped = pc.match_substring_regex(arr, r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
-            parsed = pc.strptime(arr, format="%Y-%m-%dT%H:%M:%SZ", unit="us", error_is_null=True)
-            back = pc.strftime(parsed, format="%Y-%m-%dT%H:%M:%SZ", locale="C")
+            parsed = pc.strptime(arr, format="%Y-%m-%dT%H:%M:%SZ", unit="s", error_is_null=True)
+            back = pc.strftime(parsed, format="%Y-%m-%dT%H:%M:%SZ", locale="C").cast(arr.type)
             same = arrow_numpy(pc.and_(shaped, pc.equal(back, arr)), fill=False)
-            micros = arrow_numpy(parsed.cast(pa.int64()), fill=0)
+            micros = arrow_numpy(parsed.cast(pa.int64()), fill=0) * 1_000_000
             todo = np.flatnonzero(~same).tolist()
-            for i in np.flatnonzero(same).tolist():
-                out[i] = int(micros[i])
+            for i, m in zip(np.flatnonzero(same).tolist(), micros[same].tolist()):
+                out[i] = m
     for i in todo:
         t = parse_timestamp(texts[i])
         out[i] = None if t is None else _micros(t)
@@ -481,8 +481,13 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
     version = None
     if version_col is not None:
         vcodes, vuniq = _factorize(version_col)
-        vlab = np.array([None if _is_missing(u) else _label(u) for u in vuniq] + [None], dtype=object)
-        version = vlab[vcodes]
+        labels = [None if m else _label(u) for u, m in zip(vuniq.tolist(), missing_mask(vuniq).tolist())]
+        index: dict[str, int] = {}
+        remap = np.array([-1 if lab is None else index.setdefault(lab, len(index)) for lab in labels] + [-1],
+                         dtype=np.int32)
+        uniq_labels = np.empty(len(index), dtype=object)
+        uniq_labels[:] = list(index)
+        version = CodedColumn.of(remap[vcodes], uniq_labels, distinct=True)  # its codes travel with it
     timestamp = None
     time_range = None
     if time_col is not None:
