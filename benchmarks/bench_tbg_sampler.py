@@ -17,12 +17,16 @@ Usage::
     python benchmarks/bench_tbg_sampler.py                      # tiny random-weight model
     python benchmarks/bench_tbg_sampler.py --model smollm2 --prompts 2 --samples 8 --max-new-tokens 16
 
-Measured on the shared 2-core development machine (torch 2.13 CPU, one thread, float32, the
-paper's 32-temperature grid):
+Measured on the shared 2-core development machine (load average 6-8; torch 2.13 CPU, one
+thread, float32, the paper's 32-temperature grid):
 
-* tiny model (2 layers, 64 wide), 6 prompts, K = 32, 32 new tokens: see the numbers printed
-  by the last run recorded in docs/background_temperature.md;
-* SmolLM2-135M-Instruct, 2 prompts, K = 8, 16 new tokens: likewise.
+* tiny model (2 layers, 64 wide), ``--prompts 2 --samples 16`` (32 new tokens): shared 2.9 s
+  (11,109 tokens/s, 8,011 forward rows) vs plain loop 409 s (80 tokens/s, 33,735 forward calls):
+  139x; 0 of 1,024 answers differ.
+* SmolLM2-135M-Instruct: see docs/background_temperature.md (one run).
+
+On an H200 (benchmarks/gpu_tbg.py, results in benchmarks/results/): 71x in float32, 16x in
+bfloat16, 1 of 192 answers differing (GPU kernels are not batch-invariant).
 """
 
 from __future__ import annotations
