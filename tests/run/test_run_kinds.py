@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalspec.analyses.context import AnalysisContext
 from evalspec.analyses.registry import get_kind
@@ -143,3 +145,37 @@ def test_results_are_typed_and_refuse_wrong_types() -> None:
     dumped["candidates"]["M"]["low"] = "low"
     with pytest.raises(ValidationError):
         type(out.result).model_validate(dumped, strict=True)
+
+
+# -- invariants (hypothesis) ----------------------------------------------------------------------
+
+@st.composite
+def clustered_binary(draw: st.DrawFn) -> tuple[list[float], list[str]]:
+    n = draw(st.integers(min_value=4, max_value=60))
+    g = draw(st.integers(min_value=2, max_value=min(12, n)))
+    clusters = [f"g{i % g}" for i in range(n)]
+    values = draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n))
+    return values, clusters
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(clustered_binary(), st.sampled_from(["wilson", "clopper_pearson", "jeffreys"]))
+def test_cluster_aware_proportion_contains_its_estimate_and_is_never_narrower(data, method: str) -> None:
+    values, clusters = data
+    m = _run("proportion", _one(values, clusters), method=method).result.candidates["M"]
+    assert 0.0 <= m.low <= m.estimate <= m.high <= 1.0
+    kernel_method = "clopper_pearson" if method == "clopper_pearson" else "wilson"
+    ind = proportion_interval(int(sum(values)), len(values), method=kernel_method, confidence_level=0.95)
+    assert m.low <= ind.low + 1e-12 and m.high >= ind.high - 1e-12
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.lists(st.sampled_from([0.0, 1.0]), min_size=2, max_size=2), min_size=3, max_size=40))
+def test_run_variation_is_coherent(repeats: list[list[float]]) -> None:
+    m = _run("run_variation", _one([], None, repeats=repeats, planned_repeats=2)).result.candidates["M"]
+    assert m.within_case_variance is not None and m.within_case_variance >= 0
+    assert m.between_case_variance is not None and m.between_case_variance >= 0
+    ses = [row.se for row in m.se_by_repeats]
+    assert all(a >= b - 1e-15 for a, b in zip(ses, ses[1:]))     # more repeats never widen the SE
+    assert m.se_limit is not None and m.se is not None and m.se_limit <= m.se + 1e-15
+    assert m.agreement is not None and 0.0 <= m.agreement <= 1.0
