@@ -88,8 +88,9 @@ FEW_CLUSTERS = 10
 BOOTSTRAP_MIN_CLUSTERS = 50
 #: One cluster holding more than this share of the cases dominates (verdict caveat).
 DOMINANT_SHARE = 0.25
-#: An effective number of clusters (n² / Σ n_g²) below this is dominated by a few (verdict caveat).
-MIN_EFFECTIVE_CLUSTERS = 10.0
+#: An effective number of clusters (n² / Σ n_g²) below this fraction of the clusters means unequal sizes let a
+#: few clusters dominate (verdict caveat); equal sizes give 1.
+MIN_EFFECTIVE_FRACTION = 0.5
 
 CLUSTER_METHODS = ("cluster_bootstrap", "cluster_t")
 
@@ -429,7 +430,7 @@ def _caveats(core: PairedCore, contrib: Contributions | None, params: PairedDiff
                           "coverage study), so this interval may be too narrow. Method auto (the CR2 cluster-robust t "
                           "interval) holds its level there."))
     if contrib is not None and (contrib.largest_share > DOMINANT_SHARE
-                                or contrib.effective_clusters < MIN_EFFECTIVE_CLUSTERS) and core.informative:
+                                or contrib.effective_clusters < MIN_EFFECTIVE_FRACTION * contrib.n) and core.informative:
         out.append(Caveat(code="dominant_cluster", severity=sev,
                           message=f"A few clusters hold most of the cases (the largest holds "
                           f"{contrib.largest_share:.0%}; the clusters weigh as much as {contrib.effective_clusters:.1f} "

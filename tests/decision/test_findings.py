@@ -414,3 +414,11 @@ def test_a_case_level_method_with_clusters_says_it_ignores_them() -> None:
     assert [c.severity for c in rec.caveats if c.code == "cases_independent"] == ["verdict"]
     auto = record("paired_difference", paired_ctx(rows, clusters=cl))
     assert not any(c.code == "cases_independent" for c in auto.caveats)
+
+
+def test_equal_clusters_are_not_called_dominant() -> None:
+    rng = np.random.default_rng(8)
+    blocks = [[(int(rng.random() < 0.8), int(rng.random() < 0.4)) for _ in range(10)] for _ in range(8)]
+    rows, cl = clustered(blocks)
+    codes = {c.code for c in record("paired_difference", paired_ctx(rows, clusters=cl)).caveats}
+    assert "few_clusters" in codes and "dominant_cluster" not in codes
