@@ -1,11 +1,12 @@
 """The view model: the claim record arranged for the templates.
 
-Everything here *selects and arranges* what the claim already holds (which analysis is the
-primary comparison, which sections exist, how many disagreeing cases to print before the
-appendix) and chooses words (verdict labels). No statistic is computed: where the report
-shows a number, the number is in the claim. A claim may lack optional parts (older claims,
-analyses whose issues are not yet done); the view tolerates their absence and the templates
-leave the section out or say "not recorded".
+Everything here *selects and arranges* what the claim already holds (the sections in report
+order, each with its kind's template, the caveats that bear on the verdict, how many
+disagreeing cases to print before the appendix) and chooses words (verdict labels, from the
+one table in :mod:`evalspec.decision`). No statistic is computed: where the report shows a
+number, the number is in the claim. ``evalspec report`` validates a claim before it gets here;
+the view still tolerates missing parts (the templates leave a section out or say "not
+recorded"), so that rendering a partial mapping never crashes.
 """
 
 from __future__ import annotations
@@ -226,8 +227,8 @@ def generic_layout(result: Any) -> dict[str, Any]:
 
     A ``candidates`` mapping whose entries are flat mappings becomes one table (a row per
     candidate, a column per key, in first-seen order); everything else is shown as nested
-    key/value tables. Used for the Bayesian profile and background temperature slots until
-    their issues give them dedicated sections, and for any analysis kind added later.
+    key/value tables. Used by the generic section (``sections/generic.html.j2``): a kind
+    without its own section template, or a kind this evalspec does not know.
     """
     result = _mapping(result)
     cands = result.get("candidates")
