@@ -422,3 +422,21 @@ def test_equal_clusters_are_not_called_dominant() -> None:
     rows, cl = clustered(blocks)
     codes = {c.code for c in record("paired_difference", paired_ctx(rows, clusters=cl)).caveats}
     assert "few_clusters" in codes and "dominant_cluster" not in codes
+
+
+def test_slices_respect_declared_clusters() -> None:
+    # the per-slice paired difference used Newcombe on cases although cases share clusters
+    from evalspec.plan.model import Slice
+
+    rng = np.random.default_rng(12)
+    blocks = [[(int(rng.random() < 0.75), int(rng.random() < 0.55)) for _ in range(6)] for _ in range(40)]
+    rows, cl = clustered(blocks)
+    topic = ["x" if int(c[1:]) % 2 else "y" for c in cl]  # whole clusters per topic
+    ctx = paired_ctx(rows, clusters=cl, case_columns={"topic": topic}, slices=[Slice(name="topic", column="topic")])
+    from evalspec.analyses.registry import get_kind
+
+    k = get_kind("slices")
+    res = k.compute(ctx, k.params(kind="slices")).result
+    for g in res.slices[0].groups:
+        assert g.paired.method.startswith("cluster_t (CR2") and g.paired.units == 20
+        assert g.paired.adjustment.startswith("Holm over 2")
