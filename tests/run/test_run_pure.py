@@ -99,3 +99,15 @@ def test_seeds_come_from_outcomes_and_unused_declared_seeds_are_named(tmp_path: 
     for s in claim["seeds"]["declared_unused"]:
         assert f"analysis {s['analysis']} ({s['kind']}) {s['key']} {s['seed']}" in seeds_row
     assert "declared in the plan and not used" in seeds_row
+
+
+def test_claim_schema_command_imports_no_heavy_library() -> None:
+    import subprocess
+    import sys
+
+    heavy = ["scipy", "statsmodels", "pymc", "arviz", "torch", "transformers", "weasyprint", "matplotlib", "pandas"]
+    probe = ("import sys\nfrom evalspec.cli import main\ntry:\n    main(['schema', '--claim'])\nexcept SystemExit:\n"
+             f"    pass\nprint(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stderr.strip().splitlines()[-1] == "[]"
+    assert json.loads(proc.stdout)["title"] == "evalspec claim"
