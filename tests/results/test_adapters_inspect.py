@@ -352,3 +352,26 @@ def test_token_usage_and_time_are_carried_as_columns() -> None:
     assert all(t == i + 4 for t, i in zip(c["total_tokens"], c["input_tokens"]))
     assert all(isinstance(x, float) and x >= 0 for x in c["latency_s"])
     assert Counter(c["outcome"]) == {1.0: 24, 0.0: 6} and lf.provenance["reported"]["value"] == pytest.approx(0.8)
+
+
+OLD = INSPECT / "0.3.130"
+
+
+def test_older_inspect_version_deflate_logs() -> None:
+    """Logs written by inspect_ai 0.3.130 (DEFLATE zip members); expected values from inspect's own reader."""
+    alpha = read(OLD / "mockllm-alpha_p0.8.eval")
+    with zipfile.ZipFile(OLD / "mockllm-alpha_p0.8.eval") as zf:
+        assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_DEFLATED}
+    c = alpha.columns
+    assert alpha.rows == 30 and set(c["candidate"]) == {"mockllm/alpha"} and Counter(c["repeat"]) == {1: 10, 2: 10,
+                                                                                                       3: 10}
+    assert Counter(c["outcome"]) == {1.0: 23, 0.0: 7} and alpha.provenance["tool_version"] == "0.3.130"
+    assert alpha.provenance["reported"]["value"] == pytest.approx(23 / 30)
+    assert alpha.provenance["reported"]["recomputed_value"] == pytest.approx(23 / 30)
+    beta = read(OLD / "mockllm-beta_p0.5_err0.15.eval")
+    c = beta.columns
+    errored = sorted((k, r) for k, r, v in zip(c["case_id"], c["repeat"], c["outcome"]) if v is None)
+    assert errored == [("q02", 3), ("q04", 3), ("q07", 3), ("q08", 3)] and beta.provenance["errors"] == 4
+    assert Counter(v for v in c["outcome"] if v is not None) == {1.0: 15, 0.0: 11}
+    # inspect reports 0.5833: per-case means of the scored epochs, averaged; recomputed from the rows
+    assert beta.provenance["reported"]["value"] == pytest.approx(beta.provenance["reported"]["recomputed_value"])
