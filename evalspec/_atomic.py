@@ -115,8 +115,11 @@ class OutputSet:
         self.committed: list[Path] = []
 
     def __enter__(self) -> OutputSet:
-        self.target.mkdir(parents=True, exist_ok=True)
-        self.staging = Path(tempfile.mkdtemp(prefix=self.STAGING_PREFIX, dir=self.target))
+        try:
+            self.target.mkdir(parents=True, exist_ok=True)
+            self.staging = Path(tempfile.mkdtemp(prefix=self.STAGING_PREFIX, dir=self.target))
+        except OSError as exc:  # name the folder the user chose, not a temporary name inside it
+            raise OSError(exc.errno, exc.strerror, str(self.target)) from None
         return self
 
     def path(self, name: str) -> Path:

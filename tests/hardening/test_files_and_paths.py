@@ -99,10 +99,10 @@ def test_out_below_a_regular_file(space: Space) -> None:
 
 
 @pytest.mark.parametrize(("code", "text", "expected"), [
-    (errno.EACCES, "Permission denied", "out/x: permission denied; choose a folder you can write (--out) or fix its "
+    (errno.EACCES, "Permission denied", "out: permission denied; choose a folder you can write (--out) or fix its "
      "permissions"),
-    (errno.EROFS, "Read-only file system", "out/x: read-only file system; choose another folder with --out"),
-    (errno.ENOSPC, "No space left on device", "out/x: no space left on device; free some space or choose another "
+    (errno.EROFS, "Read-only file system", "out: read-only file system; choose another folder with --out"),
+    (errno.ENOSPC, "No space left on device", "out: no space left on device; free some space or choose another "
      "folder with --out"),
 ])
 def test_unwritable_output_folder_exits_2(space: Space, monkeypatch: pytest.MonkeyPatch, code: int, text: str,
@@ -169,3 +169,22 @@ def test_non_utf8_results_file_name_is_named(space: Space) -> None:
     assert result.stderr.decode().splitlines()[0] == (
         "r\\xff.jsonl: the file name is not valid UTF-8; rename the file (evalspec shows and records names as "
         "UTF-8 text)")
+
+
+def test_disk_full_while_writing_leaves_the_previous_outputs(space: Space, monkeypatch: pytest.MonkeyPatch) -> None:
+    space.write()
+    out = space.path / "out"
+    out.mkdir()
+    (out / "claim.json").write_bytes(b'{"old": true}\n')
+    (out / "report.html").write_bytes(b"OLD")
+
+    def full(*args: object, **kw: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("evalspec.run.write_claim", full)
+    result = space.cli("run", "plan.yaml")
+    assert result.exit_code == 2
+    assert first_line(result) == ("evalspec: no space left on device; free some space or choose another folder with "
+                                  "--out")
+    assert sorted(p.name for p in out.iterdir()) == ["claim.json", "report.html"]  # no staging folder left
+    assert (out / "claim.json").read_bytes() == b'{"old": true}\n'
