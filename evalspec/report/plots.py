@@ -338,3 +338,58 @@ def cluster_bars_svg(contributions: Sequence[dict[str, Any]], top: int, candidat
         ax.set_xlabel(f"Net cases: {_clip(candidate, 16)} passes alone \u2212 {_clip(baseline, 16)} passes alone",
                       fontsize=8.5)
         return _to_svg(fig, key, "Clusters ranked by their net contribution to the paired difference")
+
+
+# -- section plots (see evalspec.report.render.SECTION_PLOTS) --------------------------------------
+
+
+def proportion_section_plots(a: dict[str, Any], *, key: str | None = None) -> dict[str, str]:
+    """The pass-rate forest of one ``proportion`` record, keyed ``forest-<index>``."""
+    cands = (a.get("result") or {}).get("candidates") or {}
+    rows = [ForestRow(str(k), v.get("estimate"), v.get("low"), v.get("high")) for k, v in cands.items()
+            if isinstance(v, dict)]
+    if not rows:
+        return {}
+    return {f"forest-{a.get('index')}": forest_svg(rows, "Pass rate (%), with its interval",
+                                                   key=key or f"fp{a.get('index')}",
+                                                   title="Pass rate of each candidate with its interval")}
+
+
+def paired_section_plots(a: dict[str, Any]) -> dict[str, str]:
+    """The cluster contributions of one ``paired_difference`` record, keyed ``clusters-<index>``."""
+    res = a.get("result") or {}
+    contrib = (res.get("clusters") or {}).get("contributions") or []
+    if not contrib:
+        return {}
+    top = int((a.get("params") or {}).get("top_clusters") or 3)
+    return {f"clusters-{a.get('index')}": cluster_bars_svg(contrib, max(10, top), str(res.get("candidate")),
+                                                           str(res.get("baseline")), key=f"cb{a.get('index')}")}
+
+
+def slices_section_plots(a: dict[str, Any], *, claim: dict[str, Any] | None = None) -> dict[str, str]:
+    """One forest per slice of a ``slices`` record (paired differences, else pass rates), keyed
+    ``slice-<index>-<j>``. Reference lines: no difference and the decision's minimum improvement."""
+    out: dict[str, str] = {}
+    result = a.get("result") or {}
+    thresholds = ((claim or {}).get("decision") or {}).get("thresholds") or {}
+    for j, sl in enumerate(result.get("slices") or []):
+        groups = [g for g in sl.get("groups") or [] if isinstance(g, dict)]
+        paired_rows = [ForestRow(str(g.get("value")), *(g["paired"].get(k) for k in ("estimate", "low", "high")))
+                       for g in groups if isinstance(g.get("paired"), dict)
+                       and g["paired"].get("informative", True) is not False]  # an uninformative interval is not drawn
+        if paired_rows:
+            refs = [(0.0, "no difference")]
+            m = thresholds.get("minimum_improvement")
+            if m:
+                refs.append((float(m), "minimum improvement"))
+            out[f"slice-{a.get('index')}-{j}"] = forest_svg(
+                paired_rows, "Paired difference (percentage points), with its interval", unit="pts",
+                refs=refs, key=f"sl{a.get('index')}x{j}", title=f"Paired difference by {sl.get('name')}")
+            continue
+        rows = [ForestRow(f"{g.get('value')} \u00b7 {cand}", p.get("estimate"), p.get("low"), p.get("high"))
+                for g in groups for cand, p in (g.get("candidates") or {}).items() if isinstance(p, dict)]
+        if rows:
+            out[f"slice-{a.get('index')}-{j}"] = forest_svg(
+                rows, "Pass rate (%), with its interval", key=f"sl{a.get('index')}x{j}",
+                title=f"Pass rate by {sl.get('name')}")
+    return out

@@ -14,6 +14,7 @@ matplotlib are imported only when a report is rendered.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -60,6 +61,29 @@ def _env() -> Any:
     return _environment()
 
 
+#: kind -> ``"module:function"`` drawing the plots of that kind's report section:
+#: ``function(record) -> {key: svg}`` (``record`` is the analysis record of the claim; a
+#: function with a ``claim`` keyword also gets the whole claim). The section template reads
+#: the keys (``plots["forest-3"]``). One line per kind that has plots.
+SECTION_PLOTS: dict[str, str] = {
+    "proportion": "evalspec.report.plots:proportion_section_plots",
+    "paired_difference": "evalspec.report.plots:paired_section_plots",
+    "slices": "evalspec.report.plots:slices_section_plots",
+    "beta_binomial": "evalspec.report.plots_bayes:section_plots",
+    "background_temperature": "evalspec.report.plots_tbg:section_plots",
+}
+
+
+def _section_plotter(kind: str) -> Any:
+    import importlib
+
+    target = SECTION_PLOTS.get(kind)
+    if target is None:
+        return None
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def _plots(view: ReportView) -> dict[str, Any]:
     """Inline SVG plots keyed by name; each drawn only when its numbers are in the claim."""
     from markupsafe import Markup
@@ -73,60 +97,18 @@ def _plots(view: ReportView) -> dict[str, Any]:
             and primary.get("informative", True) is not False:  # an uninformative interval is not drawn
         out["decision_line"] = Markup(plots.decision_line_svg(primary, decision.get("thresholds") or {},
                                                               str(decision.get("goal") or "superiority")))
-    for j, a in enumerate(view.by_kind.get("proportion", [])):
-        cands = (a.get("result") or {}).get("candidates") or {}
-        rows = [plots.ForestRow(str(k), v.get("estimate"), v.get("low"), v.get("high")) for k, v in cands.items()
-                if isinstance(v, dict)]
-        if rows:
-            out[f"forest-{a.get('index')}"] = Markup(plots.forest_svg(
-                rows, "Pass rate (%), with its interval", key=f"fp{a.get('index')}",
-                title="Pass rate of each candidate with its interval"))
-            if j == 0 and not out.get("decision_line"):  # page 1 shows it too: its own copy, its own ids
-                view.page1_level = next((v.get("confidence_level") for v in cands.values() if isinstance(v, dict)),
-                                        None)
-                out["page1-forest"] = Markup(plots.forest_svg(
-                    rows, "Pass rate (%), with its interval", key="fpfirst",
-                    title="Pass rate of each candidate with its interval"))
-    for a in view.paired:
-        res = a.get("result") or {}
-        contrib = (res.get("clusters") or {}).get("contributions") or []
-        top = int((a.get("params") or {}).get("top_clusters") or 3)
-        if contrib:
-            out[f"clusters-{a.get('index')}"] = Markup(plots.cluster_bars_svg(
-                contrib, max(10, top), str(res.get("candidate")), str(res.get("baseline")), key=f"cb{a.get('index')}"))
-    for a in view.by_kind.get("slices", []):
-        for j, sl in enumerate((a.get("result") or {}).get("slices") or []):
-            groups = [g for g in sl.get("groups") or [] if isinstance(g, dict)]
-            paired_rows = [plots.ForestRow(str(g.get("value")), *(g["paired"].get(k) for k in ("estimate", "low", "high")))
-                           for g in groups if isinstance(g.get("paired"), dict)
-                           and g["paired"].get("informative", True) is not False]
-            if paired_rows:
-                refs = [(0.0, "no difference")]
-                m = (decision.get("thresholds") or {}).get("minimum_improvement")
-                if m:
-                    refs.append((float(m), "minimum improvement"))
-                out[f"slice-{a.get('index')}-{j}"] = Markup(plots.forest_svg(
-                    paired_rows, "Paired difference (percentage points), with its interval", unit="pts",
-                    refs=refs, key=f"sl{a.get('index')}x{j}", title=f"Paired difference by {sl.get('name')}"))
-            else:
-                rows = []
-                for g in groups:
-                    for cand, p in (g.get("candidates") or {}).items():
-                        if isinstance(p, dict):
-                            rows.append(plots.ForestRow(f"{g.get('value')} \u00b7 {cand}", p.get("estimate"),
-                                                        p.get("low"), p.get("high")))
-                if rows:
-                    out[f"slice-{a.get('index')}-{j}"] = Markup(plots.forest_svg(
-                        rows, "Pass rate (%), with its interval", key=f"sl{a.get('index')}x{j}",
-                        title=f"Pass rate by {sl.get('name')}"))
-    for a in view.by_kind.get("beta_binomial", []):  # the Bayesian profile's plots (evalspec.report.plots_bayes)
-        from evalspec.report import plots_bayes
-
-        out.update({k: Markup(svg) for k, svg in plots_bayes.section_plots(a).items()})
-    for a in view.by_kind.get("background_temperature", []):  # evalspec.report.plots_tbg
-        from evalspec.report import plots_tbg
-
-        out.update({k: Markup(svg) for k, svg in plots_tbg.section_plots(a).items()})
+    for a in view.sections:
+        draw = _section_plotter(str(a.get("kind")))
+        if draw is not None:
+            drawn = draw(a, claim=view.claim) if "claim" in inspect.signature(draw).parameters else draw(a)
+            out.update({k: Markup(svg) for k, svg in drawn.items()})
+    if not out.get("decision_line"):  # no comparison: page 1 shows the first pass-rate forest (its own ids)
+        first = next((a for a in view.sections if out.get(f"forest-{a.get('index')}")), None)
+        if first is not None:
+            cands = (first.get("result") or {}).get("candidates") or {}
+            view.page1_level = next((v.get("confidence_level") for v in cands.values() if isinstance(v, dict)), None)
+            out["page1-forest"] = Markup(plots.proportion_section_plots(first, key="fpfirst")[
+                f"forest-{first.get('index')}"])
     return out
 
 
