@@ -50,7 +50,7 @@ def plan_hash(handle: _PlanHandle) -> str:
     return str(canonical_hash(handle.loaded))
 
 
-def lock_status(handle: _PlanHandle, digest: str) -> tuple[dict[str, Any], list[str]]:
+def lock_status(handle: _PlanHandle) -> tuple[dict[str, Any], list[str]]:
     """The claim's ``plan.lock`` entry and the keys changed since locking (if any)."""
     from evalspec.plan import check_lock
 
@@ -316,7 +316,7 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     decision = decide(plan, records, units=units, unit_name=unit_name, missing=checked.missing)
 
     digest = plan_hash(handle)
-    lock, changed = lock_status(handle, digest)
+    lock, changed = lock_status(handle)
     deviations = list(checked.deviations) + attr_devs
     if not lock["exists"]:
         deviations.insert(0, {"code": "plan_not_locked",
