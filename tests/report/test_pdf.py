@@ -111,10 +111,12 @@ def test_pdf_is_reproducible_dated_by_the_claim_and_warning_free(rendered: dict,
     with caplog.at_level(logging.WARNING, logger="weasyprint"):
         (again,) = render(load_fixture("superiority"), tmp_path, ("pdf",))
     messages = [r.getMessage() for r in caplog.records if r.name.startswith("weasyprint")]
-    if os.environ.get("EVALSPEC_REQUIRE_TOOLS") != "1":
-        # Warnings about the machine, not the report: without libharfbuzz-subset WeasyPrint
-        # subsets fonts with fontTools and says so. CI installs the library and stays strict.
-        messages = [msg for msg in messages if not any(p in msg for p in ENVIRONMENT_WARNINGS)]
+    environment = [msg for msg in messages if any(p in msg for p in ENVIRONMENT_WARNINGS)]
+    if environment and os.environ.get("EVALSPEC_REQUIRE_TOOLS") != "1":
+        # A warning about the machine, not the report: without libharfbuzz-subset WeasyPrint
+        # subsets fonts with fontTools, says so, and its subsets are not byte-reproducible.
+        # CI installs the library (EVALSPEC_REQUIRE_TOOLS=1) and holds the strict version.
+        pytest.skip("libharfbuzz-subset not installed (Debian: libharfbuzz-subset0): PDF bytes not reproducible here")
     assert messages == []
     assert again.read_bytes() == rendered["superiority"]["pdf"].read_bytes()
     info = subprocess.run([require_tool("pdfinfo"), "-isodates", str(again)], capture_output=True, text=True,
