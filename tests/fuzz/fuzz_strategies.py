@@ -102,7 +102,7 @@ def plan_variant(kind: str) -> str:
 
 plan_kinds = st.sampled_from(["binary", "score", "clustered", "slices"])
 
-_LOCATED = re.compile(r"^(plan\.yaml|results\.(jsonl|csv)|out/claim\.json|claim\.json)(:\d+)*(: |$)")
+_LOCATED = re.compile(r"^(plan\.yaml|results\.(jsonl|csv|parquet)|out/claim\.json|claim\.json)(:\d+)*(: |$)")
 
 
 def run_cli(folder: Path, args: list[str]) -> Any:
@@ -132,7 +132,7 @@ def check_outcome(result: Any) -> None:
                 continue
             assert _LOCATED.match(ln), ln
             assert re.match(r"^[^:]+:\d+", ln) or re.match(r"^[^:]+: [\w.\[\]: ]+: ", ln) or ln.startswith(
-                ("results.jsonl: ", "results.csv: ", "plan.yaml: ")), ln
+                ("results.jsonl: ", "results.csv: ", "results.parquet: ", "plan.yaml: ")), ln
 
 
 OLD = {"claim.json": b'{"old": true}\n', "report.html": b"OLD REPORT", "report.pdf": b"%PDF OLD"}
