@@ -174,6 +174,22 @@ def superiority_claim() -> dict[str, Any]:
                            "critical_failures": {"max_rate": 0.05, "confidence_level": level}, "minimum_units": 10},
             "primary": {"analysis": 1, "candidate": "A", "baseline": "B", "estimate": 0.04, "low": -0.03, "high": 0.11,
                         "method": "cluster_bootstrap (bca)", "confidence_level": level},
+            # format 2: the decision carries the critical statuses and the caveats that bear on the verdict
+            "critical": [
+                {"candidate": "A", "critical_cases": 12, "failures": 0, "upper_bound": 0.221, "confidence_level": level,
+                 "method": "clopper_pearson (one-sided upper)", "max_rate": 0.05, "within_limit": False,
+                 "adopting": True, "reachable": False},
+                {"candidate": "B", "critical_cases": 12, "failures": 1, "upper_bound": 0.339, "confidence_level": level,
+                 "method": "clopper_pearson (one-sided upper)", "max_rate": 0.05, "within_limit": False,
+                 "adopting": False, "reachable": False},
+            ],
+            "caveats": [
+                {"code": "few_clusters", "severity": "verdict",
+                 "message": "The interval rests on 20 policy documents; a few documents drive most of the difference."},
+                {"code": "critical_limit_unreachable", "severity": "verdict",
+                 "message": "12 critical cases can never show a critical-failure rate below 5%: 59 failure-free "
+                            "cases are needed."},
+            ],
             "what_would_change": [
                 "A lower interval bound above +3 points would make the gain worth acting on.",
                 "An upper bound below +3 points would show no material gain.",
