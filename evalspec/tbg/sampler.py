@@ -463,8 +463,9 @@ def run_sampling(model_spec: str, prompts: Sequence[Prompt], settings: SampleSet
 
         runner, model_info, environment, tokenizer = vllm_runner(model_spec, settings, {p.id: p for p in prompts})
     else:
-        from evalspec.tbg.models import load_model
+        from evalspec.tbg.models import load_model, require_backend
 
+        require_backend()  # a clear install hint (exit 2) where torch or transformers is missing
         environment = deterministic_environment(settings.device, threads, deterministic)
         loaded = load_model(model_spec, device=settings.device, dtype=settings.dtype)
         model_info = {"spec": model_spec, "name": loaded.name, "source": loaded.source, **loaded.info}

@@ -220,3 +220,22 @@ def test_validate_and_estimate_paths_do_not_import_torch(folders, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_sample_without_torch_is_an_install_hint_not_a_crash(tmp_path):
+    """With torch and transformers hidden from the interpreter, `tbg sample` exits 2 with the install line."""
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"id": "a", "text": "x"}\n')
+    code = textwrap.dedent(f"""
+        import sys
+        class _Block:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("torch", "transformers"):
+                    raise ModuleNotFoundError(name, name=name)
+        sys.meta_path.insert(0, _Block())
+        from evalspec.cli import main
+        main(["tbg", "sample", "--model", "tiny", "--prompts", {str(prompts)!r}, "--out", {str(tmp_path / "o")!r}])
+        """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert "pip install torch==2.13.0" in out.stderr
