@@ -106,11 +106,15 @@ class OutputSet:
 
     #: Every file a run may leave in its output folder, in the order they are moved in.
     NAMES: tuple[str, ...] = ("claim.json", "report.html", "report.pdf")
+    #: Further outputs of a run, by name pattern (``--save-posterior`` writes ``posterior-<label>.nc``).
+    PATTERNS: tuple[str, ...] = ("posterior-*.nc",)
     STAGING_PREFIX = ".evalspec-staging-"
 
-    def __init__(self, target: Path | str, names: tuple[str, ...] | None = None) -> None:
+    def __init__(self, target: Path | str, names: tuple[str, ...] | None = None,
+                 patterns: tuple[str, ...] | None = None) -> None:
         self.target = Path(target)
         self.names = tuple(names) if names is not None else self.NAMES
+        self.patterns = tuple(patterns) if patterns is not None else self.PATTERNS
         self.staging: Path | None = None
         self.committed: list[Path] = []
 
@@ -136,12 +140,14 @@ class OutputSet:
 
         assert self.staging is not None
         staged = [n for n in self.names if (self.staging / n).is_file()]
+        staged += sorted(p.name for pat in self.patterns for p in self.staging.glob(pat) if p.is_file())
         with folder_lock(self.target):
-            for name in reversed(self.names):  # old reports go before the old claim
+            old = [p.name for pat in self.patterns for p in self.target.glob(pat)]
+            for name in [*old, *reversed(self.names)]:  # the old claim goes last
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.target / name)
             _fsync_folder(self.target)
-            for name in staged:  # the claim first: a report is never without its claim
+            for name in staged:  # the claim first: a report or posterior is never without its claim
                 os.replace(self.staging / name, self.target / name)
             _fsync_folder(self.target)
             self.committed = [self.target / n for n in staged]

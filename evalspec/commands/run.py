@@ -101,6 +101,8 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
                 render(load_claim(staged), outputs.staging, formats_for(report_format))
             except Exception as exc:  # noqa: BLE001 - the claim stands alone; no stale report stays beside it
                 report_error = exc
+        if posteriors:  # staged with the claim: part of the same set
+            _bb.save_posteriors(posteriors, outputs.staging)
         written = outputs.commit()
     decision = claim["decision"]
     click.echo(f"verdict: {decision['verdict']} - {decision['headline']}")
@@ -113,9 +115,8 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
             click.echo(f"sequential: look {res.get('look')} of {res.get('planned_looks')}: "
                        f"{words.get(res['action'], res['action'])} - {res.get('message')}")
     for path in written:
-        click.echo(f"{'claim' if path.name == 'claim.json' else 'report'} written to {path}")
-    for path in _bb.save_posteriors(posteriors, target) if posteriors else []:
-        click.echo(f"posterior written to {path}")
+        kind = "claim" if path.name == "claim.json" else "posterior" if path.suffix == ".nc" else "report"
+        click.echo(f"{kind} written to {path}")
     if report_error is not None:
         click.echo("the report could not be written; the claim stands alone (no earlier report was kept)", err=True)
         raise report_error

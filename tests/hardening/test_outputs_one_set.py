@@ -149,3 +149,28 @@ def test_concurrent_lock_sees_the_first_lock(space: Space) -> None:
     assert err.decode().startswith("plan.yaml: changed since it was locked at ")
     assert "changed title: \"Fixture plan\" -> \"Edited plan\"" in err.decode()
     assert read_lock(space.path / "plan.yaml").hash == done.record.hash
+
+
+def test_a_posterior_of_an_earlier_run_does_not_stay(space: Space) -> None:
+    """Outputs named by pattern (--save-posterior's posterior-<label>.nc) belong to the set too."""
+    space.write()
+    out = space.path / "out"
+    plant_old_set(out)
+    (out / "posterior-old.nc").write_bytes(b"OLD POSTERIOR")
+    (out / "notes.txt").write_text("mine", encoding="utf-8")  # not an evalspec output: kept
+    result = space.cli("run", "plan.yaml", "--no-report")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["claim.json", "notes.txt"]
+
+
+def test_staged_posteriors_are_committed_with_the_claim(tmp_path: Path) -> None:
+    from evalspec._atomic import OutputSet
+
+    (tmp_path / "posterior-old.nc").write_bytes(b"old")
+    with OutputSet(tmp_path) as outputs:
+        assert outputs.staging is not None
+        (outputs.staging / "claim.json").write_text("{}", encoding="utf-8")
+        (outputs.staging / "posterior-a.nc").write_bytes(b"new")
+        written = outputs.commit()
+    assert [p.name for p in written] == ["claim.json", "posterior-a.nc"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["claim.json", "posterior-a.nc"]
