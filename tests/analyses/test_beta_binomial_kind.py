@@ -212,3 +212,35 @@ def test_report_section_renders_the_numbers():
     assert fmt.number(mu.mean, 3) in html and fmt.number(mu.low, 3) in html
     assert "rephrased minus exact" in html and html.count("<svg") == 4
     assert not math.isnan(res.contrasts[0].bhattacharyya_distance["mu"])
+
+
+def test_cli_save_posterior_writes_netcdf_beside_the_claim(tmp_path, monkeypatch):
+    """`evalspec run --save-posterior` on the repeated-trials example (exact vs rephrased)."""
+    import shutil
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from evalspec.cli import cli
+
+    pytest.importorskip("arviz")
+    if posterior_writer_missing():
+        pytest.skip(posterior_writer_missing())
+    example = Path(__file__).resolve().parents[2] / "examples" / "repeated-trials"
+    for name in ("plan.yaml", "results.jsonl"):
+        shutil.copyfile(example / name, tmp_path / name)
+    res = CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml"), "--no-report", "--save-posterior"],
+                             env={"EVALSPEC_NO_REPORT": ""}, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    nc = tmp_path / "out" / "posterior-beta_binomial.nc"
+    assert f"posterior written to {nc}" in res.output
+    import arviz as az
+
+    idata = az.from_netcdf(str(nc))
+    assert list(idata.posterior.coords["condition"].values) == ["exact", "rephrased"]
+    # without a netCDF writer the flag is a usage error (exit 2) that names the fix
+    import evalspec.analyses.beta_binomial as bb
+
+    monkeypatch.setattr(bb, "posterior_writer_missing", lambda: "--save-posterior needs ArviZ: pip install x")
+    res = CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml"), "--no-report", "--save-posterior"])
+    assert res.exit_code == 2 and "needs ArviZ" in res.output
