@@ -1,6 +1,6 @@
 """Attempt rules: reduce the repeats of each (candidate, case) to one case outcome.
 
-Seed 000 ("Separate sources of variation"): state how many attempts were made and
+The guide "Repeat AI evaluations and report uncertainty honestly" ("Separate sources of variation"): state how many attempts were made and
 whether the result is first attempt, best of several, majority vote or another rule;
 best-of-many answers a different question from first-attempt performance; apply the
 same rule to every candidate. :func:`reduce_attempts` applies the plan's one rule to

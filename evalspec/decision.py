@@ -192,9 +192,16 @@ def zero_failure_n(max_rate: float, level: float) -> int:
 _zero_failure_n = zero_failure_n  # the name tests of the first version import
 
 
+#: Verdicts where the evidence is close to a threshold: the only ones that get an escalation path.
+#: (too_few_units, blocked and no_comparison say what would change instead; decisive verdicts are not close.)
+CLOSE = frozenset({"inconclusive", "too_small", "no_material_gain", "not_non_inferior", "not_equivalent"})
+
+
 def _escalation(verdict: str, primary: PrimaryInterval | None, caveats: Sequence[Caveat],
-                missing: dict[str, Any] | None) -> list[str]:
-    """The guide's escalation path, with this study's numbers where the offers carry them."""
+                missing: dict[str, Any] | None, stopping: Any = None) -> list[str]:
+    """The guide's escalation path for a close result, with this study's numbers; empty otherwise."""
+    if verdict not in CLOSE:
+        return []
     steps = ["Check the data and labels first; do not rerun until a preferred answer appears."]
     if primary is not None:
         b, c = primary.candidate_only, primary.baseline_only
@@ -216,12 +223,19 @@ def _escalation(verdict: str, primary: PrimaryInterval | None, caveats: Sequence
             steps.append(f"Verify that missing outcomes were treated the same way for every candidate ({counts} "
                          "missing).")
     steps.append("Label any subgroup chosen after seeing the results as exploratory.")
-    if verdict in DECISIVE:
-        return steps
+    steps.append("New independent cases from the target population reduce sampling uncertainty; repeats of existing "
+                 "cases measure run variability instead. They answer different questions.")
+    has_rule = stopping is not None and (getattr(stopping, "max_units", None) is not None
+                                         or getattr(stopping, "decision_date", None) is not None)
+    if has_rule:
+        steps.append("Collecting more data is a new look at the results: keep to the plan's stopping rule"
+                     + (f" ({stopping.max_units} independent units at most)" if stopping.max_units is not None else "")
+                     + (f" and decision date {stopping.decision_date}" if stopping.decision_date is not None else "")
+                     + ", or preregister a sequential design before looking again.")
+    else:
+        steps.append("Record a stopping rule or decision date before collecting more data, so repeated looks stay "
+                     "visible.")
     steps += [
-        "New independent cases from the target population reduce sampling uncertainty; repeats of existing cases "
-        "measure run variability instead. They answer different questions.",
-        "Record a stopping rule or decision date before collecting more data, so repeated looks stay visible.",
         "If the evidence cannot be collected, narrow the claim and keep a human control (such as human review) for "
         "the uncertain slice, and report the unresolved uncertainty to the decision owner.",
     ]
@@ -342,7 +356,8 @@ class _Decider:
         return DecisionRecord(
             verdict=verdict, label=VERDICTS[verdict][0], headline=headline + self.headline_suffix,
             reasons=self.reasons or [headline], what_would_change=self.change,
-            escalation=_escalation(verdict, self.primary, [*caveats, *notes], self.missing), goal=self.dec.goal,
+            escalation=_escalation(verdict, self.primary, [*caveats, *notes], self.missing,
+                                   getattr(self.plan, "stopping", None)), goal=self.dec.goal,
             thresholds=self.thresholds, primary=self.primary, primary_analysis=self.primary_analysis,
             caveats=caveats, critical=self.critical, findings=self.findings, sequential=self.sequential,
             units=self.units, unit_name=self.unit_name)

@@ -1,6 +1,6 @@
 """The preregistered evaluation plan, as pydantic models.
 
-Each field answers a question seed 000 (``shared/seeds/000_*.txt``) says a plan must
+Each field answers a question the guide "Repeat AI evaluations and report uncertainty honestly" says a plan must
 settle *before* results are seen: who decides what, on which population; which cases
 are the independent units; how repeats reduce to one outcome; how uncertainty is
 computed; what difference is worth acting on; when to stop; which slices are
@@ -298,7 +298,7 @@ class Missing(_Strict):
 
 
 class CriticalFailureLimit(_Strict):
-    """A non-negotiable limit on failures of critical cases (seed 000)."""
+    """A non-negotiable limit on failures of critical cases, fixed before the test."""
 
     max_rate: Fraction = Field(
         description="Largest acceptable critical-failure rate; the exact one-sided upper bound must stay below it."
@@ -307,7 +307,7 @@ class CriticalFailureLimit(_Strict):
 
 
 class Decision(_Strict):
-    """The preregistered decision rule (seed 000, 'Make the decision threshold explicit')."""
+    """The preregistered decision rule (the guide's 'Make the decision threshold explicit')."""
 
     goal: Literal["superiority", "non_inferiority", "equivalence"] = Field(
         "superiority", description="What the candidate must show against the baseline."

@@ -1,7 +1,7 @@
-"""Generate results.jsonl for the policy-migration example (seed 000's worked example).
+"""Generate results.jsonl for the policy-migration example (the worked example of the guide "Repeat AI evaluations and report uncertainty honestly").
 
 THE DATA IS INVENTED. Nothing here was measured on any model: the rows are constructed
-to reproduce seed 000's fictional numbers exactly — 100 policy questions, configuration
+to reproduce the guide's fictional numbers exactly — 100 policy questions, configuration
 A passes 82 and B passes 78, 8 cases where only A passes and 4 where only B passes (a
 paired difference of 4 points) — spread over 20 fictional policy documents (5 questions
 each), with four topics, 12 critical questions (both configurations fail the same one),
@@ -26,7 +26,7 @@ TOPICS = ["refunds", "shipping", "warranty", "privacy"]
 def build() -> list[dict]:
     rng = np.random.default_rng(SEED)
     n = 100
-    # joint outcomes: a both pass, b A only, c B only, d neither (seed 000: 74, 8, 4, 14)
+    # joint outcomes: a both pass, b A only, c B only, d neither (the guide: 74, 8, 4, 14)
     cells = np.array(["a"] * 74 + ["b"] * 8 + ["c"] * 4 + ["d"] * 14)
     cells = cells[rng.permutation(n)]
     a_pass = np.isin(cells, ["a", "b"])

@@ -35,6 +35,8 @@ class Dec:
 class Stop:
     rule: str = "fixed"
     looks: int = 1
+    max_units: int | None = None
+    decision_date: Any = None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from studies import Dec, Limit, Record, Stop, decide_on, interval, paired_ctx, verdict_of  # noqa: E402
 
 from evalspec.analyses.contract import Caveat, CriticalStatus, Finding, Offers, SequentialStatus  # noqa: E402
-from evalspec.decision import DECISIVE, VERDICTS, DecisionRecord, decide  # noqa: E402
+from evalspec.decision import CLOSE, DECISIVE, VERDICTS, DecisionRecord, decide  # noqa: E402
 
 D = Dec(minimum_improvement=0.03, minimum_units=10)
 
@@ -44,7 +44,9 @@ def test_superiority_branches(low: float, high: float, verdict: str) -> None:
     out = decide_on(interval(low, high), D)
     assert out.verdict == verdict
     assert out.label == VERDICTS[verdict][0]
-    assert out.headline and out.reasons and out.escalation
+    assert out.headline and out.reasons
+    # the escalation path is for close results only (not for decisive verdicts)
+    assert bool(out.escalation) == (verdict in CLOSE)
     assert out.reasons[0].startswith("A minus B:")
     assert "one-sided 97.5% bound" in out.reasons[0]
 

@@ -49,7 +49,7 @@ def test_example_passes_the_json_schema(path: Path) -> None:
 
 
 def test_policy_migration_fixes_what_seed_000_asks() -> None:
-    """The seed-000 example: A vs baseline B, clustered by policy document, critical limit, slice, limits."""
+    """The policy-migration example (the guide's worked example): A vs baseline B, clustered by policy document, critical limit, slice, limits."""
     plan = load_plan(ROOT / "examples" / "policy-migration" / "plan.yaml").plan
     assert set(plan.candidates) == {"A", "B"} and plan.baseline == "B"
     assert plan.units.cluster == "policy_doc" and plan.units.case == "case_id"

@@ -77,7 +77,7 @@ systematic_limits:
 
 
 def superiority_claim() -> dict[str, Any]:
-    """Seed 000's invented example: A passes 82/100, B 78/100, 8 vs 4 disagreements, 20 documents."""
+    """The guide's invented example: A passes 82/100, B 78/100, 8 vs 4 disagreements, 20 documents."""
     clusters = [f"doc-{i:02d}" for i in range(1, 21)]
     cand_only = [{"case": f"q{n:03d}", "cluster": clusters[(n * 7) % 20]} for n in (3, 11, 17, 24, 38, 51, 66, 90)]
     base_only = [{"case": f"q{n:03d}", "cluster": clusters[(n * 3) % 20]} for n in (8, 45, 72, 99)]

@@ -1,6 +1,6 @@
 """Each analysis on small hand-made tables whose answers are worked out here.
 
-Closed forms used (each stated where used): the Wilson interval (seed 000's formula), the
+Closed forms used (each stated where used): the Wilson interval (the guide's formula), the
 exact McNemar p-value ``2 P(Bin(b + c, 1/2) <= min(b, c))``, the Clopper–Pearson one-sided
 upper bound ``Beta(1 − α; x + 1, n − x)`` (``1 − α^(1/n)`` at x = 0), the Miller (2024)
 variance decomposition, and the CR0/CR1 cluster-robust standard error of a mean.
@@ -30,7 +30,7 @@ Z95 = 1.959963984540054
 
 
 def wilson(x: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Seed 000: centre (p + z²/2n)/(1 + z²/n), half-width z sqrt(p(1−p)/n + z²/4n²)/(1 + z²/n)."""
+    """The guide "Repeat AI evaluations and report uncertainty honestly": centre (p + z²/2n)/(1 + z²/n), half-width z sqrt(p(1−p)/n + z²/4n²)/(1 + z²/n)."""
     p = x / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)

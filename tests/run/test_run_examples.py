@@ -1,8 +1,8 @@
 """Every example runs end to end; claims validate against the schema and are byte-stable.
 
-The seed-000 example must reproduce the seed's invented numbers exactly: 100 cases, A passes
+The policy-migration example must reproduce the invented numbers of the guide "Repeat AI evaluations and report uncertainty honestly" exactly: 100 cases, A passes
 82 and B 78, 8 cases A-only and 4 B-only (difference 4 points), and A's 95 % Wilson interval
-73.3 %–88.3 % (seed 000, "A worked paired example"; printed to 0.1 point, so the tolerance
+73.3 %–88.3 % (the guide, "A worked paired example"; printed to 0.1 point, so the tolerance
 is 0.0005).
 """
 
