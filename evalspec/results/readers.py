@@ -146,8 +146,19 @@ def read_bytes(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> byte
         kind = regular_file_problem(os.fstat(fd).st_mode)  # it may have been swapped since the stat
         if kind is not None:
             raise refuse(f"not a regular file ({kind})")
+        size = os.fstat(fd).st_size
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
+            # read what the file holds, never read(limit): Python would allocate the whole limit up front
+            want = min(limit, size) + 1
+            chunks = [fh.read(want)]
+            total = len(chunks[0])
+            while total == want or (len(chunks) > 1 and total <= limit):  # the file grew since the stat
+                more = fh.read(min(8 << 20, limit + 1 - total))
+                if not more:
+                    break
+                chunks.append(more)
+                total += len(more)
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     except OSError as exc:
         raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
     finally:

@@ -80,3 +80,20 @@ def test_limits_are_documented() -> None:
     assert set(limits.LIMITS) == set(limits.__all__) - {"LIMITS"}
     for name, (value, what) in limits.LIMITS.items():
         assert getattr(limits, name) == value and what
+
+
+def test_reading_a_small_file_allocates_little(tmp_path: Path) -> None:
+    """Found by the fuzz suite: read(limit + 1) made Python allocate the whole 4 GiB limit per file."""
+    import tracemalloc
+
+    from evalspec.results.readers import read_bytes
+
+    (tmp_path / "r.jsonl").write_text('{"a": 1}\n' * 100, encoding="utf-8")
+    tracemalloc.start()
+    try:
+        data = read_bytes(tmp_path / "r.jsonl", "r.jsonl")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(data) == 900
+    assert peak < 1 << 20, peak
