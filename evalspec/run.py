@@ -65,10 +65,16 @@ def lock_status(handle: _PlanHandle) -> tuple[dict[str, Any], list[str]]:
 
 
 def _rel(p: Path, base: Path) -> str:
+    """``p`` relative to ``base`` (``../x`` for a file outside it, so the claim says where it was)."""
+    import os
+
     try:
         return str(p.resolve().relative_to(base.resolve()))
     except ValueError:
-        return str(p)
+        try:
+            return os.path.relpath(p.resolve(), base.resolve())
+        except ValueError:  # another drive (Windows)
+            return str(p.resolve())
 
 
 def _case_columns(tidy: Any, columns: list[str]) -> tuple[dict[str, np.ndarray], list[dict[str, str]]]:

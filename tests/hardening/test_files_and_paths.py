@@ -78,6 +78,7 @@ def test_results_outside_the_plan_folder_need_the_opt_in(space: Space) -> None:
     outside = [d for d in claim["deviations"] if d["code"] == "data_outside_plan_folder"]
     assert outside and "../results.jsonl" in outside[0]["message"]
     assert claim["command"][-1] == "--allow-outside-data"
+    assert [f["path"] for f in claim["data"]["files"]] == ["../results.jsonl"]  # where it was, not a bare name
 
 
 def test_absolute_results_path_outside_is_refused(space: Space, tmp_path_factory: pytest.TempPathFactory) -> None:
