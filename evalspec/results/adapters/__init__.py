@@ -70,6 +70,8 @@ def detect(path: Path) -> str | None:
     if path.name.startswith("samples_") and suffix == ".jsonl":
         return "lm_eval"
     if suffix == ".jsonl":
+        if not path.is_file():
+            return None
         try:
             with path.open("rb") as fh:
                 first = json.loads(fh.readline() or b"null")
@@ -77,6 +79,8 @@ def detect(path: Path) -> str | None:
             return None
         return "promptfoo" if isinstance(first, dict) and "testIdx" in first and "provider" in first else None
     if suffix == ".json":
+        if not path.is_file():  # a FIFO or device is refused later by the reader, never read here
+            return None
         try:
             doc = json.loads(path.read_bytes().decode("utf-8-sig"))
         except (OSError, ValueError, RecursionError):
