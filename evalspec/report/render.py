@@ -112,11 +112,26 @@ def _plots(view: ReportView) -> dict[str, Any]:
     return out
 
 
-def render_html(claim: dict[str, Any], medium: str = "screen", *, with_plots: bool = True) -> str:
-    """The report as one self-contained HTML document (``medium`` 'screen' or 'print')."""
+def render_html(claim: dict[str, Any], medium: str = "screen", *, with_plots: bool = True,
+                drawn: dict[str, Any] | None = None) -> str:
+    """The report as one self-contained HTML document (``medium`` 'screen' or 'print').
+
+    ``drawn``: a dict shared by the renderings of one claim. The plots do not depend on the
+    medium, so the first rendering draws them into it and the next one reuses them (the
+    screen HTML and the PDF of one run are drawn once).
+    """
     view = build_view(claim, medium)
+    plots: dict[str, Any] = {}
+    if with_plots:
+        if drawn is not None and "plots" in drawn:
+            plots = drawn["plots"]
+            view.page1_level = drawn["page1_level"]
+        else:
+            plots = _plots(view)
+            if drawn is not None:
+                drawn.update(plots=plots, page1_level=view.page1_level)
     template = _env().get_template(_TEMPLATE)
-    return template.render(c=claim, v=view, plots=_plots(view) if with_plots else {},
+    return template.render(c=claim, v=view, plots=plots,
                            generic_layout=generic_layout, title_of=title_of, medium=medium)
 
 
@@ -165,9 +180,12 @@ def render(claim: dict[str, Any], out_dir: str | os.PathLike[str], formats: Iter
         raise ValueError(f"unknown report format(s) {unknown}; choose from {', '.join(FORMATS)}")
     out = Path(out_dir)
     written = []
+    drawn: dict[str, Any] = {}  # plots drawn once for both media
     for f in wanted:
         if f == "html":
-            written.append(atomic_write(out / f"{stem}.html", render_html(claim, "screen").encode("utf-8")))
+            html = render_html(claim, "screen", drawn=drawn)
+            written.append(atomic_write(out / f"{stem}.html", html.encode("utf-8")))
         else:
-            written.append(atomic_write(out / f"{stem}.pdf", render_pdf_bytes(render_html(claim, "print"))))
+            written.append(atomic_write(out / f"{stem}.pdf", render_pdf_bytes(render_html(claim, "print",
+                                                                                        drawn=drawn))))
     return written
