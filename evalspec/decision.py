@@ -286,6 +286,8 @@ class _Decider:
         self.units = units
         self.unit_name = unit_name
         self.missing = missing
+        #: set when a verdict in CLOSE is in fact a clear result (e.g. the whole interval beyond the margin)
+        self.not_close = False
         self.level = float(dec.confidence_level)
         self.alpha = (1 - self.level) / 2
         cf = dec.critical_failures
@@ -356,8 +358,9 @@ class _Decider:
         return DecisionRecord(
             verdict=verdict, label=VERDICTS[verdict][0], headline=headline + self.headline_suffix,
             reasons=self.reasons or [headline], what_would_change=self.change,
-            escalation=_escalation(verdict, self.primary, [*caveats, *notes], self.missing,
-                                   getattr(self.plan, "stopping", None)), goal=self.dec.goal,
+            escalation=[] if self.not_close else
+            _escalation(verdict, self.primary, [*caveats, *notes], self.missing, getattr(self.plan, "stopping", None)),
+            goal=self.dec.goal,
             thresholds=self.thresholds, primary=self.primary, primary_analysis=self.primary_analysis,
             caveats=caveats, critical=self.critical, findings=self.findings, sequential=self.sequential,
             units=self.units, unit_name=self.unit_name)
@@ -573,10 +576,15 @@ class _Decider:
             self.change.append(f"An interval reaching ±{_pp(m)} on new cases would overturn equivalence.")
             return self.finish("equivalent", f"{c} and {b} are equivalent within ±{_pp(m)}.")
         if high < -m or low > m:
+            side = "worse" if high < -m else "better"
             self.reasons.append(f"The whole interval lies beyond the equivalence margin of ±{_pp(m)}: {c} and {b} "
-                                f"differ by more than the margin ({'worse' if high < -m else 'better'}).")
-        else:
-            self.reasons.append(f"The interval reaches the equivalence margin of ±{_pp(m)} or beyond; no difference "
-                                "found is not equivalence.")
+                                f"differ by more than the margin ({side}).")
+            self.change.append(f"Only a changed {c}, re-evaluated on fresh cases, could show equivalence: more cases "
+                               f"of the same kind would only narrow an interval that already excludes ±{_pp(m)}.")
+            self.not_close = True  # a clear difference: no escalation path for a close result
+            return self.finish("not_equivalent", f"Not equivalent: {c} is {side} than {b} by more than the "
+                               f"±{_pp(m)} margin (estimate {_signed(p.estimate)} points).")
+        self.reasons.append(f"The interval reaches the equivalence margin of ±{_pp(m)} or beyond; no difference "
+                            "found is not equivalence.")
         self.change.append(f"More independent cases could narrow the interval to within ±{_pp(m)}.")
         return self.finish("not_equivalent", f"Equivalence of {c} and {b} within ±{_pp(m)} is not shown.")

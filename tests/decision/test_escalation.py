@@ -40,3 +40,21 @@ def test_close_result_with_a_stopping_rule_is_reminded_of_it_not_asked_for_it() 
     assert out.verdict == "inconclusive"
     assert not any(RECORD_RULE in s for s in out.escalation)
     assert any("200 independent units at most" in s and "2026-12-31" in s for s in out.escalation)
+
+
+def test_not_equivalent_beyond_the_margin_is_a_clear_result() -> None:
+    """The whole interval outside ±m: a material difference, not a close call, and more cases cannot fix it."""
+    dec = Dec(goal="equivalence", margin=0.05, minimum_units=10)
+    out = decide_on(interval(-0.14, -0.079, est=-0.109), dec)
+    assert out.verdict == "not_equivalent"
+    assert out.headline.startswith("Not equivalent: A is worse than B by more than the ±5.0")
+    assert out.escalation == []
+    assert not any("narrow the interval to within" in s for s in out.what_would_change)
+
+
+def test_not_equivalent_straddling_the_margin_is_close() -> None:
+    dec = Dec(goal="equivalence", margin=0.05, minimum_units=10)
+    out = decide_on(interval(-0.07, 0.01), dec)
+    assert out.verdict == "not_equivalent"
+    assert out.escalation
+    assert any("narrow the interval to within" in s for s in out.what_would_change)
