@@ -579,11 +579,11 @@ class _Decider:
             side = "worse" if high < -m else "better"
             self.reasons.append(f"The whole interval lies beyond the equivalence margin of ±{_pp(m)}: {c} and {b} "
                                 f"differ by more than the margin ({side}).")
-            self.change.append(f"Only a changed {c}, re-evaluated on fresh cases, could show equivalence: more cases "
-                               f"of the same kind would only narrow an interval that already excludes ±{_pp(m)}.")
+            self.change.append(f"Only a change to {c}, re-evaluated on fresh cases, could show equivalence: more "
+                               f"cases of the same kind would only narrow an interval that already excludes ±{_pp(m)}.")
             self.not_close = True  # a clear difference: no escalation path for a close result
             return self.finish("not_equivalent", f"Not equivalent: {c} is {side} than {b} by more than the "
-                               f"±{_pp(m)} margin (estimate {_signed(p.estimate)} points).")
+                               f"margin of ±{_pp(m)} (estimate {_signed(p.estimate)} points).")
         self.reasons.append(f"The interval reaches the equivalence margin of ±{_pp(m)} or beyond; no difference "
                             "found is not equivalence.")
         self.change.append(f"More independent cases could narrow the interval to within ±{_pp(m)}.")

@@ -47,7 +47,7 @@ def test_not_equivalent_beyond_the_margin_is_a_clear_result() -> None:
     dec = Dec(goal="equivalence", margin=0.05, minimum_units=10)
     out = decide_on(interval(-0.14, -0.079, est=-0.109), dec)
     assert out.verdict == "not_equivalent"
-    assert out.headline.startswith("Not equivalent: A is worse than B by more than the ±5.0")
+    assert out.headline.startswith("Not equivalent: A is worse than B by more than the margin of ±5.0")
     assert out.escalation == []
     assert not any("narrow the interval to within" in s for s in out.what_would_change)
 
