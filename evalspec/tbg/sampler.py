@@ -13,9 +13,11 @@ this sampler:
   have the same length, so the batch needs no padding;
 * draws each token by **inverse-CDF sampling** from ``softmax(logits / T)`` (float64) with a
   uniform number fixed in advance for (prompt, temperature, sample, step): each sample has
-  its own generator, seeded from ``(seed, prompt id, T, sample index)``, so the samples do
-  not change when the grid, K, the shard layout or the batch changes. T = 0 is greedy
-  (first maximum).
+  its own generator, seeded from ``(seed, prompt id, T, sample index)``, so the random draws
+  do not change when the grid, K, the shard layout or the batch changes. T = 0 is greedy
+  (first maximum). (The logits of a batched forward are not always bit-identical to a
+  single-sequence forward's, so at a rare near-tie a token can differ between groupings;
+  the manifest records the settings and a resumed run must match them.)
 
 :func:`choose_tokens` is the one sampling rule; the benchmark's plain ``generate`` loop uses
 it too (as a logits processor), which makes the two produce the same token ids.
