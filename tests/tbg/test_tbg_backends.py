@@ -105,8 +105,16 @@ def test_ray_executor_with_a_local_instance(tmp_path, torch_cpu):
 
     prompts = [Prompt(id=f"p{i}", text=f"question number {i}") for i in range(4)]
     settings = SampleSettings(temperatures=(0.0, 0.3), samples=4, max_new_tokens=4, prompt_chunk=2, temperature_block=1)
+    import ray
+
     local = run_sampling("tiny:0", prompts, settings, tmp_path / "local", progress=False, threads=1)
-    remote = run_sampling("tiny:0", prompts, settings, tmp_path / "ray", progress=False, threads=1, executor="ray")
+    started_here = not ray.is_initialized()
+    try:
+        remote = run_sampling("tiny:0", prompts, settings, tmp_path / "ray", progress=False, threads=1,
+                              executor="ray")
+    finally:
+        if started_here:
+            ray.shutdown()
     assert local.shards_run == remote.shards_run == 4
     body = {p.name: p.read_text().splitlines()[:-1] for p in (tmp_path / "local" / "shards").glob("*.jsonl")}
     body_ray = {p.name: p.read_text().splitlines()[:-1] for p in (tmp_path / "ray" / "shards").glob("*.jsonl")}
