@@ -34,7 +34,8 @@ def test_gguf_is_cached_as_safetensors_with_identical_logits(smollm2, encoded):
 
     from evalspec.tbg.models import cache_dir
 
-    (folder,) = [p for p in (cache_dir() / "models").iterdir() if p.name.startswith("SmolLM2-135M-Instruct")]
+    (folder,) = [p for p in (cache_dir() / "models").iterdir()
+                 if p.name.startswith("SmolLM2-135M-Instruct") and ".tmp" not in p.name]
     assert (folder / "model.safetensors").is_file()
     again = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32).eval()
     ids = torch.tensor([encoded["q0"]])
