@@ -314,7 +314,7 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
         cluster_ids=tidy.cluster_ids, case_columns=case_cols, outcomes=outcomes,
         repeats=Repeats(cand=tidy.cand, case=tidy.case, repeat=tidy.repeat, passed=tidy.passed, score=tidy.score,
                         columns={c: tidy.raw[c] for c in needs.row}),
-        plan=plan,
+        plan=plan, plan_dir=handle.path.parent,
     )
     records = _analyse(handle, ctx, kinds)
 

@@ -9,6 +9,7 @@ built with :meth:`AnalysisContext.from_arrays`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -102,6 +103,9 @@ class AnalysisContext:
     outcomes: CaseOutcomes
     repeats: Repeats
     plan: Any
+    #: The plan's folder: relative paths an analysis reads (reference outputs, prompt files)
+    #: resolve against it, never against the working directory. None for contexts built in memory.
+    plan_dir: Path | None = None
 
     # -- the plan, read through -------------------------------------------------------
     @property

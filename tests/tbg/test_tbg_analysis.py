@@ -239,3 +239,24 @@ def test_sample_without_torch_is_an_install_hint_not_a_crash(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2, out.stderr
     assert "pip install torch==2.13.0" in out.stderr
+
+
+def test_relative_paths_resolve_against_the_plan_folder_not_the_working_directory(folders, tmp_path, monkeypatch):
+    """`evalspec run study/plan.yaml` from elsewhere finds `references: [ref]` beside the plan."""
+    import shutil
+
+    root, ref, _, target = folders
+    study = tmp_path / "study"
+    study.mkdir()
+    for src, name in ((ref, "ref"), (target, "target")):
+        dest = study / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest)
+    plan = _plan(study, "ref", "target")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    r = CliRunner().invoke(cli, ["run", str(plan), "--no-report"])
+    assert r.exit_code == 0, r.output
+    claim = json.loads((study / "out" / "claim.json").read_text())
+    (rec,) = [a for a in claim["analyses"] if a["kind"] == "background_temperature"]
+    assert rec["result"]["references"][0]["name"] == "synthetic-ref"
