@@ -117,16 +117,12 @@ def regular_file_problem(mode: int) -> str | None:
     return "not a regular file"
 
 
-def read_bytes(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes; anything else is a located error.
+def _checked_stat(path: Path, display: str, limit: int, refuse: Any) -> os.stat_result:
+    """``os.stat`` of a results file that may be read: a regular file of at most ``limit`` bytes.
 
-    A named pipe, a device (``/dev/zero``, also through a symbolic link) or a socket is
-    refused before it is opened, so reading never hangs or runs out of memory; a loop of
-    symbolic links or a permission problem is an error naming the file.
+    Anything else (missing, a named pipe, a device, a socket, a symlink loop, too big) is
+    refused (``refuse(message, hint)`` builds the located error) before the file is opened.
     """
-    def refuse(message: str, hint: str | None = None) -> InputError:
-        return InputError(f"{display}: {message}", [Diagnostic(file=display, message=message, hint=hint)])
-
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -138,6 +134,20 @@ def read_bytes(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> byte
     if st.st_size > limit:
         raise refuse(f"the file is {st.st_size:,} bytes, more than the {limit:,} evalspec reads",
                      "split the results into several files, or summarise them before the analysis")
+    return st
+
+
+def read_bytes(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; anything else is a located error.
+
+    A named pipe, a device (``/dev/zero``, also through a symbolic link) or a socket is
+    refused before it is opened, so reading never hangs or runs out of memory; a loop of
+    symbolic links or a permission problem is an error naming the file.
+    """
+    def refuse(message: str, hint: str | None = None) -> InputError:
+        return InputError(f"{display}: {message}", [Diagnostic(file=display, message=message, hint=hint)])
+
+    _checked_stat(path, display, limit, refuse)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
@@ -242,17 +252,7 @@ def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> Source:
     def refuse(message: str, hint: str | None = None) -> InputError:
         return InputError(f"{display}: {message}", [Diagnostic(file=display, message=message, hint=hint)])
 
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
-    kind = regular_file_problem(st.st_mode)
-    if kind is not None:
-        raise refuse(f"not a regular file ({kind})", "results are read from regular files only; export them to a "
-                     "file and name that file in data.results")
-    if st.st_size > limit:
-        raise refuse(f"the file is {st.st_size:,} bytes, more than the {limit:,} evalspec reads",
-                     "split the results into several files, or summarise them before the analysis")
+    _checked_stat(path, display, limit, refuse)
     digest = hashlib.sha256()
     newlines = commas = size = 0
     has_cr = has_quote = False
