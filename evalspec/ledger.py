@@ -26,7 +26,6 @@ canonical text (:func:`evalspec.claim.dumps`) with that one field removed (:func
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -72,9 +71,14 @@ def _sha(text: str) -> str:
 
 
 def _claim_text(claim: dict[str, Any]) -> str:
-    from evalspec.claim import dumps
+    """The text the claim's hash is taken over: normalised values, sorted keys, compact separators.
 
-    return dumps(claim)
+    Compact (not the indented file text) because the indented encoder is pure Python: at a
+    million results the claim lists thousands of cases and the hash would cost a second.
+    """
+    from evalspec.claim import normalize
+
+    return json.dumps(normalize(claim), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def claim_sha256(claim: dict[str, Any]) -> str:
@@ -83,7 +87,7 @@ def claim_sha256(claim: dict[str, Any]) -> str:
     Accepts the claim as written (a dict read back from ``claim.json``) or as built in
     memory; the canonical text rounds floats the same way either way.
     """
-    body = copy.deepcopy(dict(claim))
+    body = dict(claim)  # shallow: only `integrity` is replaced, nothing is mutated
     integrity = body.get("integrity")
     if isinstance(integrity, dict):
         integrity = dict(integrity)
@@ -96,8 +100,8 @@ def seal_claim(claim: dict[str, Any], *, ledger: dict[str, Any] | None = None) -
     """Return a copy of ``claim`` with ``integrity`` = ``{sha256, of, ledger}`` filled in."""
     out = dict(claim)
     out["integrity"] = {
-        "of": "SHA-256 of this claim's canonical JSON (sorted keys, floats to 12 significant digits) "
-        "without integrity.sha256",
+        "of": "SHA-256 of this claim's canonical JSON (sorted keys, compact separators, floats to 12 "
+        "significant digits) without integrity.sha256",
         "ledger": ledger,
     }
     out["integrity"]["sha256"] = claim_sha256(out)
