@@ -135,6 +135,37 @@ def _label(v: Any) -> str | None:
     return str(v)
 
 
+def _label_codes(col: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Each case's label as a code into the distinct labels (-1 = missing).
+
+    ``_label`` runs once per distinct value, not once per case; values that print alike
+    (``1`` and ``1.0``) share a label, as before.
+    """
+    import numpy as np
+
+    from evalspec.results.table import factorize
+
+    codes, uniques = factorize(col)
+    names: list[str] = []
+    index: dict[str, int] = {}
+    remap = np.full(len(uniques) + 1, -1, dtype=np.int64)  # code -1 (missing) reads the last slot
+    for i, v in enumerate(uniques.tolist()):
+        lab = _label(v)
+        if lab is not None:
+            j = index.setdefault(lab, len(names))
+            if j == len(names):
+                names.append(lab)
+            remap[i] = j
+    return remap[codes], names
+
+
+def _mask(coded: tuple[np.ndarray, list[str]], value: str) -> np.ndarray:
+    import numpy as np
+
+    codes, names = coded
+    return codes == names.index(value) if value in names else np.zeros(len(codes), dtype=bool)
+
+
 def _comparison(ctx: AnalysisContext) -> tuple[str, str] | None:
     if ctx.primary is not None:
         return ctx.primary
@@ -155,6 +186,13 @@ class _Runner:
             m = ctx.margin if ctx.margin is not None else getattr(ctx, "minimum_improvement", None)
         self.loss_margin = float(m or 0.0)
         self.bootstrapped = False
+        self._coded: dict[str, tuple[np.ndarray, list[str]]] = {}
+
+    def coded(self, column: str, col: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """The column's label codes, computed once per column."""
+        if column not in self._coded:
+            self._coded[column] = _label_codes(col)
+        return self._coded[column]
 
     def paired(self, mask: np.ndarray, level: float) -> PairedCore | None:
         from evalspec.analyses.paired import paired_core
@@ -190,7 +228,6 @@ class _Runner:
         return hi
 
     def one(self, name: str, column: str, confirmatory: bool, values: list[Any] | None) -> SliceEntry:
-        import numpy as np
 
         from evalspec.analyses.proportion import proportion_of
 
@@ -199,12 +236,12 @@ class _Runner:
             from evalspec.analyses.context import AnalysisRefused
 
             raise AnalysisRefused(f"the slice column {column!r} is not in the results")
-        labels = np.array([_label(v) for v in col], dtype=object)
-        present = sorted({v for v in labels.tolist() if v is not None})
+        coded = self.coded(column, col)
+        present = sorted(coded[1])
         wanted = [str(_label(v)) for v in values] if values else present
         groups = []
         for value in wanted:
-            mask = labels == value
+            mask = _mask(coded, value)
             cands = {}
             for cand in self.ctx.candidates:
                 res = proportion_of(self.ctx, cand, self.params.method, self.level, mask)
@@ -229,7 +266,6 @@ class _Runner:
 
     def adjust(self, entries: list[SliceEntry]) -> tuple[list[Finding], int]:
         """Holm over every confirmatory group with a paired difference; returns the findings."""
-        import numpy as np
 
         family = [(e, g) for e in entries if e.confirmatory for g in e.groups if g.paired is not None]
         k = len(family)
@@ -237,8 +273,7 @@ class _Runner:
             return [], 0
         masks = []
         for e, g in family:
-            labels = np.array([_label(v) for v in self.ctx.case_columns[e.column]], dtype=object)
-            masks.append(labels == g.value)
+            masks.append(_mask(self.coded(e.column, self.ctx.case_columns[e.column]), g.value))
         raw = [self.pvalue_loss(mask) if g.paired is not None and g.paired.informative else 1.0
                for (e, g), mask in zip(family, masks)]
         adj = holm(raw)
