@@ -98,8 +98,10 @@ def _case_columns(tidy: Any, columns: list[str]) -> tuple[dict[str, np.ndarray],
             vals[cases[first]] = raw[o[first]]
             cmin = np.full(n_cases, np.iinfo(np.int64).max)
             cmax = np.full(n_cases, -1)
-            np.minimum.at(cmin, cases, codes[o])
-            np.maximum.at(cmax, cases, codes[o])
+            starts = np.flatnonzero(first)  # ``o`` runs case by case: reduce each run (ufunc.at is slow)
+            oc = codes[o]
+            cmin[cases[starts]] = np.minimum.reduceat(oc, starts)
+            cmax[cases[starts]] = np.maximum.reduceat(oc, starts)
             bad = np.flatnonzero((cmax >= 0) & (cmin != cmax))
             if bad.size:
                 ids = ", ".join(str(tidy.case_ids[i]) for i in bad[:5])
