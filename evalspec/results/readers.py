@@ -196,7 +196,7 @@ class Source:
     newlines: int
     has_cr: bool
     has_quote: bool
-    commas: int
+    commas: int  # -1 when not counted (only the CSV reader reads it)
     head: bytes
     last: bytes
     path: Path | None = None
@@ -247,8 +247,11 @@ def _changed(display: str) -> InputError:
         file=display, message=message, hint="run again once whatever writes the results has finished")])
 
 
-def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> Source:
-    """One streaming pass over a regular file (same refusals as :func:`read_bytes`)."""
+def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES, *, count_commas: bool = True) -> Source:
+    """One streaming pass over a regular file (same refusals as :func:`read_bytes`).
+
+    ``count_commas=False`` leaves ``commas`` at -1 (only CSV needs it; a pass over the bytes saved).
+    """
     def refuse(message: str, hint: str | None = None) -> InputError:
         return InputError(f"{display}: {message}", [Diagnostic(file=display, message=message, hint=hint)])
 
@@ -276,7 +279,8 @@ def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> Source:
                     raise refuse(f"the file is more than the {limit:,} bytes evalspec reads")
                 digest.update(block)
                 newlines += block.count(b"\n")
-                commas += block.count(b",")
+                if count_commas:
+                    commas += block.count(b",")
                 has_cr = has_cr or b"\r" in block
                 has_quote = has_quote or b'"' in block
                 if len(head) < 1 << 16:
@@ -287,7 +291,7 @@ def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> Source:
     finally:
         os.close(fd)
     return Source(display=display, size=size, sha256=digest.hexdigest(), newlines=newlines, has_cr=has_cr,
-                  has_quote=has_quote, commas=commas, head=head, last=last, path=Path(path),
+                  has_quote=has_quote, commas=commas if count_commas else -1, head=head, last=last, path=Path(path),
                   mtime_ns=fst.st_mtime_ns)
 
 
@@ -321,7 +325,7 @@ def read_file(path: Path, fmt: str, display: str | None = None) -> RawFile:
     reader = READERS.get(fmt)
     if reader is None:  # pragma: no cover - the plan model restricts formats
         raise InputError(f"{display}: unsupported format {fmt!r}", [Diagnostic(file=display, message=f"unsupported format {fmt!r}")])
-    src = scan(Path(path), display)
+    src = scan(Path(path), display, count_commas=fmt == "csv")
     columns, lines, unit = reader(src, display)
     src.check_unchanged()
     _release_arrow_memory()
