@@ -581,6 +581,7 @@ def _read_jsonl_arrow(source: Source | bytes, display: str) -> tuple[dict[str, n
                 return None
     if table.num_rows != src.lines:
         return None
+    _release_arrow_memory()  # the parser's freed buffers (several times the table) before objects are made
     columns: dict[str, np.ndarray] = {}
     import pyarrow.compute as pc
 
