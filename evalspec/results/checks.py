@@ -60,7 +60,7 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
 
     # duplicates of (candidate, case, repeat)
     n_cases = len(tidy.case_ids)
-    order = np.lexsort((tidy.repeat, tidy.case, tidy.cand))  # no arithmetic key: nothing can overflow
+    order = _order(tidy)
     same = ((tidy.cand[order][1:] == tidy.cand[order][:-1]) & (tidy.case[order][1:] == tidy.case[order][:-1])
             & (tidy.repeat[order][1:] == tidy.repeat[order][:-1]))
     dup_pos = np.flatnonzero(same) + 1
@@ -232,6 +232,19 @@ def _none_mask(col: np.ndarray) -> np.ndarray:
 
 
 def _order(t: Tidy) -> np.ndarray:
+    """Rows by (candidate, case, repeat), ties in row order: ``np.lexsort((repeat, case, cand))``.
+
+    One int64 key sorts faster than three; it is used only where its spans provably fit
+    (computed with Python integers), so nothing can overflow; otherwise lexsort.
+    """
+    keys = (t.cand, t.case, t.repeat)
+    if t.cand.size:
+        lows = [int(k.min()) for k in keys]
+        spans = [int(k.max()) - lo + 1 for k, lo in zip(keys, lows)]
+        if spans[0] * spans[1] * spans[2] < 2**62:
+            key = (t.cand.astype(np.int64) - lows[0]) * spans[1] + (t.case.astype(np.int64) - lows[1])
+            key = key * spans[2] + (t.repeat.astype(np.int64) - lows[2])
+            return np.argsort(key, kind="stable")
     return np.lexsort((t.repeat, t.case, t.cand))
 
 
