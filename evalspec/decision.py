@@ -94,7 +94,7 @@ VerdictCode = Literal[
     "not_non_inferior", "equivalent", "not_equivalent", "blocked", "too_few_units", "no_comparison",
 ]
 
-#: verdicts that act on the evidence (the escalation path stops at checking the data).
+#: verdicts that act on the evidence (a change is adopted, or rejected as a regression).
 DECISIVE = frozenset({"worth_acting_on", "regression", "non_inferior", "equivalent"})
 
 

@@ -513,8 +513,9 @@ def _binary_as_text(col: Any, display: str, unit: str) -> Any:
     try:
         return col.cast(pa.large_string() if pa.types.is_large_binary(col.type) else pa.string())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
-    for i, value in enumerate(col.to_pylist()):
+        # Arrow says only that some value is not UTF-8; find which one, to name its row
+        invalid = col.to_pylist()
+    for i, value in enumerate(invalid):
         if value is not None:
             try:
                 value.decode("utf-8")

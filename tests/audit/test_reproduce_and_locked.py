@@ -123,6 +123,16 @@ def test_identical_rerun_gives_identical_bytes_and_no_new_entry(ws: Workspace) -
     assert len(ws.ledger.read_text(encoding="utf-8").splitlines()) == 1
 
 
+def test_ledger_folder_that_is_a_file_is_exit_2_and_no_claim(tmp_path: Path) -> None:
+    """The same refusal as below, in a form root cannot write through (it runs in CI, which is root)."""
+    w = make_workspace(tmp_path)
+    (w.root / ".evalspec").write_text("not a folder\n", encoding="utf-8")
+    res = w.cli("run", str(w.plan), "--no-report")
+    assert res.exit_code == 2 and "ledger" in res.output, res.output
+    assert "Traceback" not in res.output
+    assert not w.claim.exists()
+
+
 def test_unwritable_ledger_is_exit_2_and_no_claim(tmp_path: Path) -> None:
     import os
 

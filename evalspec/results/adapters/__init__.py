@@ -69,9 +69,9 @@ def detect(path: Path) -> str | None:
         return "inspect"
     if path.name.startswith("samples_") and suffix == ".jsonl":
         return "lm_eval"
+    if not path.is_file():  # a FIFO or device: never opened to sniff it (the reader refuses it, located)
+        return None
     if suffix == ".jsonl":
-        if not path.is_file():
-            return None
         try:
             with path.open("rb") as fh:
                 first = json.loads(fh.readline() or b"null")
@@ -79,8 +79,6 @@ def detect(path: Path) -> str | None:
             return None
         return "promptfoo" if isinstance(first, dict) and "testIdx" in first and "provider" in first else None
     if suffix == ".json":
-        if not path.is_file():  # a FIFO or device is refused later by the reader, never read here
-            return None
         try:
             doc = json.loads(path.read_bytes().decode("utf-8-sig"))
         except (OSError, ValueError, RecursionError):
