@@ -325,8 +325,12 @@ def read_file(path: Path, fmt: str, display: str | None = None) -> RawFile:
     reader = READERS.get(fmt)
     if reader is None:  # pragma: no cover - the plan model restricts formats
         raise InputError(f"{display}: unsupported format {fmt!r}", [Diagnostic(file=display, message=f"unsupported format {fmt!r}")])
-    src = scan(Path(path), display, count_commas=fmt == "csv")
-    columns, lines, unit = reader(src, display)
+    if fmt == "jsonl":  # the scan (SHA-256, line count) runs beside Arrow's parse, not before it
+        src, table = _scan_while_parsing_jsonl(Path(path), display)
+        columns, lines, unit = _read_jsonl(src, display, table)
+    else:
+        src = scan(Path(path), display, count_commas=fmt == "csv")
+        columns, lines, unit = reader(src, display)
     src.check_unchanged()
     _release_arrow_memory()
     return RawFile(path=str(path), display=display, format=fmt, sha256=src.sha256, columns=columns, lines=lines,
@@ -529,9 +533,10 @@ def _binary_as_text(col: Any, display: str, unit: str) -> Any:
 # -- JSONL --------------------------------------------------------------------------------
 
 
-def _read_jsonl(source: Source | bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
+def _read_jsonl(source: Source | bytes, display: str, table: Any = None) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
+    """``table``: Arrow's parse of the file made beside its scan (:func:`_scan_while_parsing_jsonl`)."""
     src = _as_source(source, display)
-    fast = _read_jsonl_arrow(src, display)  # a bad UTF-8 byte sends it to the exact path, which locates it
+    fast = _read_jsonl_arrow(src, display, table)  # a bad UTF-8 byte sends it to the exact path, which locates it
     if fast is not None:
         return fast[0], fast[1], "line"
     data = src.read()
@@ -539,20 +544,62 @@ def _read_jsonl(source: Source | bytes, display: str) -> tuple[dict[str, np.ndar
     return columns, lines, "line"
 
 
-def _read_jsonl_arrow(source: Source | bytes, display: str) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
-    """Vectorised JSONL read with pyarrow; ``None`` when anything is odd (the exact path decides).
+def _scan_while_parsing_jsonl(path: Path, display: str) -> tuple[Source, Any]:
+    """The file's :func:`scan` and Arrow's parse of it (or None), made at the same time.
 
-    Only used when every line ends in ``\\n`` alone and is a non-empty JSON object (blank
-    lines would shift line numbers) and Arrow's values are the exact path's. Text that looks
-    like a time stays text (the schema is sniffed from the first block so the file is
-    parsed once).
+    The scan (SHA-256, line count) runs in a thread while Arrow parses (both release the
+    GIL), so a large file costs about one pass instead of two. The file is refused as
+    :func:`scan` refuses it (not a regular file, too big, unreadable) before Arrow opens it,
+    and the parse is used only when the scan saw the same first bytes; a file that changes
+    while it is read is refused afterwards (:meth:`Source.check_unchanged`).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    head = _peek(path, display)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        scanned = pool.submit(scan, path, display, count_commas=False)
+        try:
+            table = _jsonl_arrow_table(str(path), head)
+        finally:
+            src = scanned.result()  # the scan's located error, if any, wins
+    if table is not None and src.head != head:
+        table = None
+    return src, table
+
+
+def _peek(path: Path, display: str) -> bytes:
+    """The first 64 KiB of a results file, refused as :func:`scan` refuses it."""
+    def refuse(message: str, hint: str | None = None) -> InputError:
+        return InputError(f"{display}: {message}", [Diagnostic(file=display, message=message, hint=hint)])
+
+    _checked_stat(path, display, MAX_RESULTS_BYTES, refuse)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
+    try:
+        kind = regular_file_problem(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise refuse(f"not a regular file ({kind})")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(1 << 16)
+    except OSError as exc:
+        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
+    finally:
+        os.close(fd)
+
+
+def _jsonl_arrow_table(arrow_input: Any, head: bytes) -> Any:
+    """Arrow's parse of a JSONL file whose first 64 KiB are ``head``; None when Arrow cannot.
+
+    Text that looks like a time stays text (the schema is sniffed from the first block, so
+    the file is parsed once).
     """
     import pyarrow as pa
     import pyarrow.json as pj
 
-    src = _as_source(source, display)
-    if not src.size or src.has_cr or src.head[:1].isspace() or src.head.startswith(_BOM) or src.head.isspace():
-        return None  # blank lines are caught below: Arrow skips them, so the row count falls short
+    if not head or head[:1].isspace() or head.startswith(_BOM) or head.isspace():
+        return None  # blank lines are caught later: Arrow skips them, so the row count falls short
 
     def stamped(schema: Any) -> list[str]:
         return [f.name for f in schema if pa.types.is_timestamp(f.type) or pa.types.is_date(f.type)]
@@ -562,18 +609,40 @@ def _read_jsonl_arrow(source: Source | bytes, display: str) -> tuple[dict[str, n
         if as_text:
             schema = pa.schema([(name, pa.string()) for name in as_text])
             opts = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
-        return pj.read_json(src.arrow_input(), read_options=pj.ReadOptions(block_size=8 << 20), parse_options=opts)
+        return pj.read_json(arrow_input() if callable(arrow_input) else arrow_input,
+                            read_options=pj.ReadOptions(block_size=8 << 20), parse_options=opts)
 
     try:
-        cut = src.head.rfind(b"\n") + 1 or len(src.head)
-        sniffed = stamped(pj.read_json(io.BytesIO(src.head[:cut])).schema)
+        cut = head.rfind(b"\n") + 1 or len(head)
+        sniffed = stamped(pj.read_json(io.BytesIO(head[:cut])).schema)
         table = read(sniffed)
         late = stamped(table.schema)
         if late:
             table = read(sniffed + late)
-        names = table.column_names  # a key that is not UTF-8 fails here (UnicodeDecodeError is a ValueError)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+        table.column_names  # noqa: B018 - a key that is not UTF-8 fails here (UnicodeDecodeError is a ValueError)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
         return None
+    return table
+
+
+def _read_jsonl_arrow(source: Source | bytes, display: str,
+                      table: Any = None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+    """Vectorised JSONL read with pyarrow; ``None`` when anything is odd (the exact path decides).
+
+    Only used when every line ends in ``\\n`` alone and is a non-empty JSON object (blank
+    lines would shift line numbers) and Arrow's values are the exact path's. ``table`` is
+    Arrow's parse when already made (:func:`_scan_while_parsing_jsonl`).
+    """
+    import pyarrow as pa
+
+    src = _as_source(source, display)
+    if not src.size or src.has_cr:
+        return None
+    if table is None:
+        table = _jsonl_arrow_table(src.arrow_input, src.head)
+        if table is None:
+            return None
+    names = table.column_names
     for col in table.columns:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
             try:
