@@ -49,7 +49,7 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_RESULTS_BYTES
 
-__all__ = ["RawFile", "CodedColumn", "arrow_numpy", "arrow_strings", "read_file", "read_bytes", "detect_format", "FORMATS", "READERS",
+__all__ = ["RawFile", "CodedColumn", "Texts", "arrow_numpy", "arrow_strings", "arrow_texts", "read_file", "read_bytes", "detect_format", "FORMATS", "READERS",
            "regular_file_problem"]
 
 #: Formats the run step reads, by file extension.
@@ -340,6 +340,37 @@ def read_file(path: Path, fmt: str, display: str | None = None) -> RawFile:
 # -- values ---------------------------------------------------------------------------------
 
 
+class Texts(np.ndarray):
+    """Distinct texts as an object array that also carries them as an Arrow string array.
+
+    The distinct values of a text column a reader dictionary-encoded in Arrow: typing them
+    (missing values, times) asks Arrow, in C, without turning a million Python strings back
+    into Arrow first. ``arrow`` is ``None`` on any array derived from it (a slice or a
+    changed copy holds other values).
+    """
+
+    arrow: Any
+
+    @classmethod
+    def of(cls, values: np.ndarray, arrow: Any) -> np.ndarray:
+        """``values`` (an object array of str) carrying ``arrow``, the same values in Arrow."""
+        out = values.view(cls)
+        out.arrow = arrow if arrow is not None and len(arrow) == len(values) and not arrow.null_count else None
+        return out
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self.arrow = None
+
+    def __reduce__(self) -> Any:  # pickles as a plain object array
+        return np.asarray(self).view(np.ndarray).__reduce__()
+
+
+def arrow_texts(values: np.ndarray) -> Any:
+    """``values`` (an object array) as an Arrow string array, or None when some value is not text."""
+    arrow = getattr(values, "arrow", None)
+    return arrow if arrow is not None else arrow_strings(values.tolist())
+
+
 class CodedColumn(np.ndarray):
     """An object column that knows its factorization: ``col == uniques[codes]`` (code -1 = missing).
 
@@ -457,6 +488,8 @@ def _arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarr
     if pa.types.is_floating(typ):
         values = [_number(v) for v in values]
     uniques[:] = values
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ):  # the distinct texts keep their Arrow form
+        uniques = Texts.of(uniques, dictionary)
     return CodedColumn.of(codes, uniques, distinct=not pa.types.is_floating(typ))
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_LABEL_CHARS, MAX_ROWS, MAX_SLICE_LEVELS
-from evalspec.results.readers import CodedColumn, RawFile, arrow_numpy, arrow_strings
+from evalspec.results.readers import CodedColumn, RawFile, arrow_numpy, arrow_strings, arrow_texts
 
 __all__ = ["Tidy", "FileInfo", "build_table", "located", "factorize", "missing_mask", "MAX_LISTED", "MAX_REPEAT",
            "MAX_ABS_SCORE", "plan_columns"]
@@ -204,7 +204,7 @@ def missing_mask(uniques: np.ndarray) -> np.ndarray:
     if len(uniques) > 2000:  # many distinct texts (ids, times): ask Arrow, in C
         import pyarrow.compute as pc
 
-        arr = arrow_strings(uniques.tolist())
+        arr = arrow_texts(uniques)
         if arr is not None:
             norm = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
             return arrow_numpy(pc.is_in(norm, value_set=arrow_strings(sorted(_MISSING))), fill=True)
@@ -320,31 +320,39 @@ def _micros(t: _dt.datetime) -> int:
 
 
 def parse_times(texts: list[Any]) -> list[int | None]:
-    """Microseconds since 1970 UTC of each value, as :func:`parse_timestamp` reads it (None: unreadable).
+    """Microseconds since 1970 UTC of each value, as :func:`parse_timestamp` reads it (None: unreadable)."""
+    values = np.empty(len(texts), dtype=object)
+    for i, text in enumerate(texts):  # (a slice assignment would unpack nested lists)
+        values[i] = text
+    return [None if m == _NO_TIME else m for m in times_micros(values).tolist()]
+
+
+def times_micros(values: np.ndarray) -> np.ndarray:
+    """:func:`parse_times` of an object array, as int64 microseconds (``_NO_TIME``: unreadable).
 
     The common shape ``YYYY-MM-DDTHH:MM:SSZ`` is parsed by Arrow in C and kept only where
     it prints back as the same text (Arrow would accept 2026-02-30); everything else is
     parsed by :func:`parse_timestamp`, so both give the same answer on every input.
     """
-    out: list[int | None] = [None] * len(texts)
-    todo = list(range(len(texts)))
-    if len(texts) > 2000:
+    out = np.full(len(values), _NO_TIME, dtype=np.int64)
+    todo = range(len(values))
+    if len(values) > 2000:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        arr = arrow_strings(texts)
+        arr = arrow_texts(values)
         if arr is not None:
             shaped = pc.match_substring_regex(arr, r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
             parsed = pc.strptime(arr, format="%Y-%m-%dT%H:%M:%SZ", unit="s", error_is_null=True)
             back = pc.strftime(parsed, format="%Y-%m-%dT%H:%M:%SZ", locale="C").cast(arr.type)
             same = arrow_numpy(pc.and_(shaped, pc.equal(back, arr)), fill=False)
             micros = arrow_numpy(parsed.cast(pa.int64()), fill=0) * 1_000_000
+            out[same] = micros[same]
             todo = np.flatnonzero(~same).tolist()
-            for i, m in zip(np.flatnonzero(same).tolist(), micros[same].tolist()):
-                out[i] = m
     for i in todo:
-        t = parse_timestamp(texts[i])
-        out[i] = None if t is None else _micros(t)
+        t = parse_timestamp(values[i])
+        if t is not None:
+            out[i] = _micros(t)
     return out
 
 
@@ -492,13 +500,13 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
     time_range = None
     if time_col is not None:
         tcodes, tuniq = _factorize(time_col)
-        texts = tuniq.tolist()
-        parsed = parse_times(texts)
-        umissing = missing_mask(tuniq)
-        unreadable = [p is None and not m for p, m in zip(parsed, umissing.tolist())]
-        out_of_range = [u and _iso_shaped(t) for u, t in zip(unreadable, texts)]
-        bad_u = np.array([u and not r for u, r in zip(unreadable, out_of_range)] + [False], dtype=bool)
-        far_u = np.array(out_of_range + [False], dtype=bool)
+        umicros = times_micros(tuniq)
+        unreadable = (umicros == _NO_TIME) & ~missing_mask(tuniq)
+        out_of_range = np.zeros(len(tuniq), dtype=bool)
+        for i in np.flatnonzero(unreadable).tolist():
+            out_of_range[i] = _iso_shaped(tuniq[i])
+        bad_u = np.append(unreadable & ~out_of_range, False)
+        far_u = np.append(out_of_range, False)
         if bad_u[tcodes].any():
             problems += located(cat, np.flatnonzero(bad_u[tcodes]), cols.timestamp,
                                 "the timestamp is not an ISO 8601 time", values=time_col,
@@ -507,7 +515,7 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
             problems += located(cat, np.flatnonzero(far_u[tcodes]), cols.timestamp,
                                 "the timestamp is outside the years 1 to 9999 once converted to UTC", values=time_col,
                                 hint="write times like 2026-10-01T12:00:00Z")
-        micros = np.array([_NO_TIME if p is None else p for p in parsed] + [_NO_TIME], dtype=np.int64)
+        micros = np.append(umicros, _NO_TIME)
         timestamp = micros[tcodes]
         good = micros[:-1][micros[:-1] != _NO_TIME]
         if good.size:

@@ -40,3 +40,33 @@ def test_missing_mask_agrees_with_is_missing() -> None:
     mixed = np.empty(len(values) + 3, dtype=object)
     mixed[:] = values + [None, 1.5, float("nan")]
     assert missing_mask(mixed).tolist() == [_is_missing(v) for v in mixed.tolist()]
+
+
+def test_texts_read_by_arrow_carry_their_arrow_form_and_type_the_same() -> None:
+    """A JSONL column's distinct texts keep their Arrow array; typing them gives the per-value answer."""
+    import json
+
+    from evalspec.results.readers import Texts, read_file
+    from evalspec.results.table import factorize, times_micros
+
+    # more than 2,000 distinct values in each column: the Arrow paths run
+    times = TIMES + [f"2026-10-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:{i // 60 % 60:02d}Z" for i in range(3000)]
+    labels = ["", "NA", "x", "None", " null", "n/a"] + [f"id-{i}" for i in range(3000)]
+    rows = [{"t": t, "m": m} for t, m in zip(times, labels)]
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "r.jsonl"
+        path.write_bytes(data)
+        raw = read_file(path, "jsonl")
+    for name, values in (("t", times[:len(rows)]), ("m", labels[:len(rows)])):
+        codes, uniques = factorize(raw.columns[name])
+        assert isinstance(uniques, Texts) and uniques.arrow is not None and len(uniques) > 2000
+        assert uniques.arrow.to_pylist() == uniques.tolist()
+        assert [uniques[c] for c in codes.tolist()] == values
+        plain = np.asarray(uniques).view(np.ndarray).copy()
+        assert missing_mask(uniques).tolist() == missing_mask(plain).tolist() == [_is_missing(v) for v in plain]
+        assert times_micros(uniques).tolist() == times_micros(plain).tolist()
+    assert uniques[1:].arrow is None  # a slice holds other values: it does not keep the Arrow form
