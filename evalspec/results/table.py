@@ -227,9 +227,37 @@ def _label(value: Any) -> str:
     return str(value).strip()
 
 
+#: Every character ``str.strip()`` removes (``str.isspace``), for Arrow's regular expressions.
+PY_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+                 "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def _plain_texts(uniques: np.ndarray) -> Any:
+    """The Arrow form of distinct texts none of which ``_label`` changes (no space at either end), or None."""
+    arr = getattr(uniques, "arrow", None)
+    if arr is None or len(arr) <= 2000:
+        return None
+    import pyarrow.compute as pc
+
+    space = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PY_WHITESPACE) + "]"
+    edged = pc.match_substring_regex(arr, f"^{space}|{space}$")
+    return None if pc.any(edged).as_py() else arr
+
+
 def _labels(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(codes, sorted labels, missing mask)`` of an identifier column."""
     codes, uniques = _factorize(col)
+    arr = _plain_texts(uniques)
+    if arr is not None:  # many distinct texts that are their own labels: sorted by Arrow, in C
+        import pyarrow.compute as pc
+
+        umissing = missing_mask(uniques)
+        order = arrow_numpy(pc.sort_indices(arr)).astype(np.int64)  # UTF-8 byte order is code point order
+        order = order[~umissing[order]]
+        rank = np.full(len(uniques) + 1, -1, dtype=np.int64)
+        rank[order] = np.arange(len(order), dtype=np.int64)
+        out = rank[codes]
+        return out, np.asarray(uniques).view(np.ndarray)[order], out < 0
     ulabels = np.empty(len(uniques), dtype=object)
     ulabels[:] = [_label(u) for u in uniques.tolist()]
     umissing = missing_mask(uniques)
@@ -627,6 +655,9 @@ def _nested_problems(cat: Any, col: np.ndarray, name: str) -> list[Diagnostic]:
 
 def _long_label_problems(cat: Any, col: np.ndarray, name: str, what: str) -> list[Diagnostic]:
     codes, uniq = _factorize(col)
+    arr = getattr(uniq, "arrow", None)
+    if arr is not None and len(arr) and _max_length(arr) <= MAX_LABEL_CHARS:
+        return []  # (stripping only shortens a label)
     bad_u = np.array([isinstance(u, str) and len(u.strip()) > MAX_LABEL_CHARS for u in uniq.tolist()] + [False],
                      dtype=bool)
     if not bad_u.any():
@@ -634,6 +665,12 @@ def _long_label_problems(cat: Any, col: np.ndarray, name: str, what: str) -> lis
     return located(cat, np.flatnonzero(bad_u[codes]), name,
                    f"the {what} label is longer than the {MAX_LABEL_CHARS} characters evalspec accepts",
                    values=col, hint="use a short identifier; keep long text in a column the plan does not name")
+
+
+def _max_length(arr: Any) -> int:
+    import pyarrow.compute as pc
+
+    return int(pc.max(pc.utf8_length(arr)).as_py() or 0)
 
 
 def score_column(cat: Any, col: np.ndarray, name: str) -> tuple[np.ndarray, list[Diagnostic]]:

@@ -70,3 +70,32 @@ def test_texts_read_by_arrow_carry_their_arrow_form_and_type_the_same() -> None:
         assert missing_mask(uniques).tolist() == missing_mask(plain).tolist() == [_is_missing(v) for v in plain]
         assert times_micros(uniques).tolist() == times_micros(plain).tolist()
     assert uniques[1:].arrow is None  # a slice holds other values: it does not keep the Arrow form
+
+
+def test_whitespace_list_is_what_str_strip_removes() -> None:
+    from evalspec.results.table import PY_WHITESPACE
+
+    assert PY_WHITESPACE == "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(st.lists(st.text(max_size=6), max_size=30), st.booleans())
+def test_identifier_labels_in_arrow_agree_with_the_per_value_path(extra: list, edge_space: bool) -> None:
+    """Case and cluster labels sorted by Arrow are the ones the per-value path gives (any text)."""
+    import pyarrow as pa
+
+    from evalspec.results.readers import CodedColumn, Texts
+    from evalspec.results.table import _labels, _plain_texts
+
+    texts = list(dict.fromkeys([f"c-{i:05d}" for i in range(2500)] + ["é", "Z", "a", "NA", "", "null", "中"]
+                               + extra + ([" padded"] if edge_space else [])))
+    uniques = np.empty(len(texts), dtype=object)
+    uniques[:] = texts
+    codes = np.arange(len(texts) * 2, dtype=np.int32) % len(texts)
+    fast = CodedColumn.of(codes, Texts.of(uniques, pa.array(texts, type=pa.string())), distinct=True)
+    slow = np.asarray(fast).view(np.ndarray).copy()  # a plain object column: the per-value path
+    assert (_plain_texts(fast.uniques) is not None) == all(t == t.strip() for t in texts)
+    f_codes, f_labels, f_missing = _labels(fast)
+    s_codes, s_labels, s_missing = _labels(slow)
+    assert f_labels.tolist() == s_labels.tolist()
+    assert f_codes.tolist() == s_codes.tolist() and f_missing.tolist() == s_missing.tolist()
