@@ -158,8 +158,7 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
 
     # repeats: keep the planned number (the lowest-numbered), report extra and fewer
     planned = plan.attempts.repeats
-    rank = _rank_in_group(tidy)
-    group_size = _group_sizes(tidy)
+    rank, group_size = _rank_and_size(tidy, order)
     extra = rank >= planned
     if extra.any():
         per = {names[j]: int(np.count_nonzero(extra & (tidy.cand == j))) for j in range(len(names))}
@@ -248,19 +247,21 @@ def _order(t: Tidy) -> np.ndarray:
     return np.lexsort((t.repeat, t.case, t.cand))
 
 
-def _rank_in_group(t: Tidy) -> np.ndarray:
-    """0-based rank of each row's repeat within its (candidate, case), by repeat number."""
-    o = _order(t)
-    g = t.cand[o] * (len(t.case_ids) + 1) + t.case[o]
-    starts = np.r_[True, g[1:] != g[:-1]]
-    start_idx = np.maximum.accumulate(np.where(starts, np.arange(len(g)), 0))
-    rank = np.empty(len(g), dtype=np.int64)
-    rank[o] = np.arange(len(g)) - start_idx
-    return rank
+def _rank_and_size(t: Tidy, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's 0-based rank by repeat number within its (candidate, case), and that group's size.
 
-
-def _group_sizes(t: Tidy) -> np.ndarray:
-    """Number of rows of each row's (candidate, case)."""
-    g = t.cand * (len(t.case_ids) + 1) + t.case
-    _, inv, cnt = np.unique(g, return_inverse=True, return_counts=True)
-    return cnt[inv]
+    ``order`` is :func:`_order` of ``t`` (rows by candidate, case, repeat), computed once.
+    """
+    n = len(order)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    cand, case = t.cand[order], t.case[order]
+    starts = np.r_[True, (cand[1:] != cand[:-1]) | (case[1:] != case[:-1])]
+    first = np.flatnonzero(starts)
+    group = np.cumsum(starts) - 1
+    sizes = np.diff(np.r_[first, n])
+    rank = np.empty(n, dtype=np.int64)
+    size = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - first[group]
+    size[order] = sizes[group]
+    return rank, size
