@@ -445,6 +445,7 @@ def _caveats(core: PairedCore, contrib: Contributions | None, params: PairedDiff
 
 def compute(ctx: AnalysisContext, params: PairedDifferenceParams) -> Outcome:
     """Paired difference of pass rates, ``candidate − baseline`` (``compare[0] − compare[1]``)."""
+    import numpy as np
 
     from evalspec.analyses.context import AnalysisRefused
 
@@ -458,17 +459,22 @@ def compute(ctx: AnalysisContext, params: PairedDifferenceParams) -> Outcome:
     core, pair = got
     diff = pair.x - pair.y
 
-    def listed(sel: np.ndarray) -> list[CaseRef]:
+    def listed(sel: np.ndarray) -> list[dict[str, str | None]]:
         idx = pair.cases[sel]
-        return [CaseRef(case=str(ctx.case_ids[i]),
-                        cluster=None if ctx.case_cluster is None else ctx.cluster_label(int(ctx.case_cluster[i])))
-                for i in idx]
+        cases = [str(c) for c in np.asarray(ctx.case_ids, dtype=object)[idx].tolist()]
+        if ctx.case_cluster is None:
+            return [{"case": c, "cluster": None} for c in cases]
+        n_clusters = 0 if ctx.cluster_ids is None else len(ctx.cluster_ids)
+        labels = np.empty(n_clusters, dtype=object)
+        labels[:] = [ctx.cluster_label(j) for j in range(n_clusters)]
+        return [{"case": c, "cluster": g} for c, g in zip(cases, labels[ctx.case_cluster[idx]].tolist())]
 
     mc, mc_caveats = _mcnemar(core.table, pair)
     contrib = _contributions(ctx, pair, params.top_clusters)
+    disagreements = Disagreements.model_validate(  # one validation of the lists (thousands of cases at scale)
+        {"candidate_only": listed(diff > 0), "baseline_only": listed(diff < 0)})
     result = PairedResult(**core.model_dump(), candidate=first, baseline=second, mcnemar=mc,
-                          disagreements=Disagreements(candidate_only=listed(diff > 0), baseline_only=listed(diff < 0)),
-                          clusters=contrib)
+                          disagreements=disagreements, clusters=contrib)
     caveats = _caveats(core, contrib, params, params.primary) + mc_caveats
     if (pair.clusters is not None and core.informative and core.cluster_t is None and core.bootstrap is None
             and not core.method.startswith("newcombe on")):
