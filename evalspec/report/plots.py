@@ -4,8 +4,9 @@ Every plot draws numbers already in the claim (estimates and interval ends); not
 computes a statistic. Plots are built on a bare :class:`matplotlib.figure.Figure` (no pyplot
 state, no GUI backend) and saved as SVG with ``svg.fonttype: none`` so labels stay text that
 a reader can select and WeasyPrint sets in the report's font. They are readable in greyscale:
-zones differ by lightness *and* hatching, markers by shape, and every zone and line is labelled
-in words. matplotlib is imported lazily: ``evalspec validate`` must not pay for it.
+zones differ by lightness and are bounded by drawn lines, markers by shape, and every zone and
+line is labelled in words (no hatch patterns: matplotlib 3.10+ drew them in the zone's own colour,
+invisibly, and they were the dearest part of the PDF's plots). matplotlib is imported lazily: ``evalspec validate`` must not pay for it.
 
 Each function returns an SVG fragment (no XML prolog) whose ``id`` attributes are prefixed
 with a per-plot key, so several plots can sit in one HTML page without id collisions.
@@ -55,8 +56,6 @@ def _rc() -> dict[str, Any]:
         "axes.labelcolor": INK,
         "xtick.color": MUTED,
         "ytick.color": INK,
-        "hatch.linewidth": 0.6,
-        "hatch.color": "#9aa5b1",
     }
 
 
@@ -157,21 +156,20 @@ def decision_line_svg(primary: dict[str, Any], thresholds: dict[str, Any], goal:
         ax = fig.add_axes((0.02, 0.3, 0.96, 0.66))
         ax.set_xlim(x0, x1)
         ax.set_ylim(0, 1)
-        zones: list[tuple[float, float, str, str | None, str]] = []
+        zones: list[tuple[float, float, str, str]] = []
         if goal == "non_inferiority" and margin:
-            zones = [(x0, -margin, LOSS, "////", "beyond margin"), (-margin, x1, GAIN, None, "non-inferior")]
+            zones = [(x0, -margin, LOSS, "beyond margin"), (-margin, x1, GAIN, "non-inferior")]
         elif goal == "equivalence" and margin:
-            zones = [(x0, -margin, LOSS, "////", "worse"), (-margin, margin, GAIN, None, "equivalent"),
-                     (margin, x1, LOSS, "\\\\\\\\", "better")]
+            zones = [(x0, -margin, LOSS, "worse"), (-margin, margin, GAIN, "equivalent"), (margin, x1, LOSS, "better")]
         else:
-            zones = [(x0, 0.0, LOSS, "////", "loss")]
+            zones = [(x0, 0.0, LOSS, "loss")]
             if m_imp > 0:
-                zones.append((0.0, m_imp, SMALL, "..", "gain too small"))
-            zones.append((m_imp, x1, GAIN, None, "worth acting on"))
-        for a, b, colour, hatch, name in zones:
+                zones.append((0.0, m_imp, SMALL, "gain too small"))
+            zones.append((m_imp, x1, GAIN, "worth acting on"))
+        for a, b, colour, name in zones:
             if b <= a:
                 continue
-            ax.axvspan(a, b, color=colour, hatch=hatch, linewidth=0, zorder=0)
+            ax.axvspan(a, b, color=colour, linewidth=0, zorder=0)
             label = _fit_label(name, (b - a) / (x1 - x0))
             if label:
                 ax.text((a + b) / 2, 0.9, label, ha="center", va="top", fontsize=8, color=MUTED, style="italic",

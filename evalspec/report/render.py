@@ -112,6 +112,28 @@ def _plots(view: ReportView) -> dict[str, Any]:
     return out
 
 
+def _as_image(svg: Any) -> Any:
+    """An inline SVG plot as ``<img class="plot">`` with the same SVG as a data URI (print medium).
+
+    WeasyPrint reads an inline ``<svg>`` through its pure-Python HTML5 tokenizer and styles every
+    SVG element with the document's CSS cascade; an image's SVG goes straight to its SVG parser.
+    Same drawing, same PDF, about a quarter of a second less per report (benchmarks/bench_report_cli.py).
+    The alternative text is the plot's ``aria-label``; the screen HTML keeps the inline SVG.
+    """
+    import base64
+    import re
+
+    from markupsafe import Markup
+
+    text = str(svg)
+    if not text.startswith("<svg"):
+        return svg
+    label = re.search(r'\baria-label="([^"]*)"', text[:text.index(">")])
+    alt = label.group(1) if label else ""  # already escaped for an attribute by plots._attr
+    data = base64.b64encode(text.encode("utf-8")).decode("ascii")
+    return Markup(f'<img class="plot" alt="{alt}" src="data:image/svg+xml;base64,{data}">')
+
+
 def render_html(claim: dict[str, Any], medium: str = "screen", *, with_plots: bool = True,
                 drawn: dict[str, Any] | None = None) -> str:
     """The report as one self-contained HTML document (``medium`` 'screen' or 'print').
@@ -130,6 +152,8 @@ def render_html(claim: dict[str, Any], medium: str = "screen", *, with_plots: bo
             plots = _plots(view)
             if drawn is not None:
                 drawn.update(plots=plots, page1_level=view.page1_level)
+    if medium == "print":
+        plots = {k: _as_image(svg) for k, svg in plots.items()}
     template = _env().get_template(_TEMPLATE)
     return template.render(c=claim, v=view, plots=plots,
                            generic_layout=generic_layout, title_of=title_of, medium=medium)
