@@ -165,8 +165,10 @@ def render_pdf_bytes(html: str) -> bytes:
 
     from evalspec._resources import templates_dir
 
+    from evalspec.report.pdf_import import import_weasyprint
+
     try:
-        import weasyprint
+        weasyprint = import_weasyprint()
     except (ImportError, OSError) as exc:
         raise PdfUnavailable(
             f"cannot write the PDF: WeasyPrint is not usable here ({type(exc).__name__}: {exc}). "
