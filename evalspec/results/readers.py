@@ -269,23 +269,26 @@ def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES, *, count_comm
         kind = regular_file_problem(fst.st_mode)
         if kind is not None:
             raise refuse(f"not a regular file ({kind})")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
+        buf = bytearray(4 << 20)  # one buffer, reused: no fresh 8 MiB block per read for the allocator to keep
+        view = memoryview(buf)
+        with os.fdopen(fd, "rb", buffering=0, closefd=False) as fh:
             while True:
-                block = fh.read(8 << 20)
-                if not block:
+                got = fh.readinto(buf)
+                if not got:
                     break
-                size += len(block)
+                size += got
                 if size > limit:
                     raise refuse(f"the file is more than the {limit:,} bytes evalspec reads")
-                digest.update(block)
-                newlines += block.count(b"\n")
+                digest.update(view[:got])
+                newlines += buf.count(b"\n", 0, got)
                 if count_commas:
-                    commas += block.count(b",")
-                has_cr = has_cr or b"\r" in block
-                has_quote = has_quote or b'"' in block
+                    commas += buf.count(b",", 0, got)
+                has_cr = has_cr or buf.find(b"\r", 0, got) >= 0
+                has_quote = has_quote or buf.find(b'"', 0, got) >= 0
                 if len(head) < 1 << 16:
-                    head += block[: (1 << 16) - len(head)]
-                last = block[-1:]
+                    head += bytes(view[: min(got, (1 << 16) - len(head))])
+                last = bytes(view[got - 1: got])
+        view.release()
     except OSError as exc:
         raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
     finally:
@@ -326,8 +329,8 @@ def read_file(path: Path, fmt: str, display: str | None = None) -> RawFile:
     if reader is None:  # pragma: no cover - the plan model restricts formats
         raise InputError(f"{display}: unsupported format {fmt!r}", [Diagnostic(file=display, message=f"unsupported format {fmt!r}")])
     if fmt == "jsonl":  # the scan (SHA-256, line count) runs beside Arrow's parse, not before it
-        src, table = _scan_while_parsing_jsonl(Path(path), display)
-        columns, lines, unit = _read_jsonl(src, display, table)
+        src, parsed = _scan_while_parsing_jsonl(Path(path), display)
+        columns, lines, unit = _read_jsonl(src, display, parsed)
     else:
         src = scan(Path(path), display, count_commas=fmt == "csv")
         columns, lines, unit = reader(src, display)
@@ -566,10 +569,11 @@ def _binary_as_text(col: Any, display: str, unit: str) -> Any:
 # -- JSONL --------------------------------------------------------------------------------
 
 
-def _read_jsonl(source: Source | bytes, display: str, table: Any = None) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
-    """``table``: Arrow's parse of the file made beside its scan (:func:`_scan_while_parsing_jsonl`)."""
+def _read_jsonl(source: Source | bytes, display: str,
+                parsed: list[Any] | None = None) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
+    """``parsed``: ``[Arrow's parse]`` made beside the scan (:func:`_scan_while_parsing_jsonl`); emptied here."""
     src = _as_source(source, display)
-    fast = _read_jsonl_arrow(src, display, table)  # a bad UTF-8 byte sends it to the exact path, which locates it
+    fast = _read_jsonl_arrow(src, display, parsed)  # a bad UTF-8 byte sends it to the exact path, which locates it
     if fast is not None:
         return fast[0], fast[1], "line"
     data = src.read()
@@ -577,14 +581,16 @@ def _read_jsonl(source: Source | bytes, display: str, table: Any = None) -> tupl
     return columns, lines, "line"
 
 
-def _scan_while_parsing_jsonl(path: Path, display: str) -> tuple[Source, Any]:
-    """The file's :func:`scan` and Arrow's parse of it (or None), made at the same time.
+def _scan_while_parsing_jsonl(path: Path, display: str) -> tuple[Source, list[Any]]:
+    """The file's :func:`scan` and ``[Arrow's parse of it]`` (empty when Arrow cannot), made at the same time.
 
     The scan (SHA-256, line count) runs in a thread while Arrow parses (both release the
     GIL), so a large file costs about one pass instead of two. The file is refused as
     :func:`scan` refuses it (not a regular file, too big, unreadable) before Arrow opens it,
     and the parse is used only when the scan saw the same first bytes; a file that changes
-    while it is read is refused afterwards (:meth:`Source.check_unchanged`).
+    while it is read is refused afterwards (:meth:`Source.check_unchanged`). The parse comes in
+    a list its reader empties, so that no caller keeps the whole table alive while its
+    columns are converted one by one.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -595,9 +601,7 @@ def _scan_while_parsing_jsonl(path: Path, display: str) -> tuple[Source, Any]:
             table = _jsonl_arrow_table(str(path), head)
         finally:
             src = scanned.result()  # the scan's located error, if any, wins
-    if table is not None and src.head != head:
-        table = None
-    return src, table
+    return src, [] if table is None or src.head != head else [table]
 
 
 def _peek(path: Path, display: str) -> bytes:
@@ -659,22 +663,23 @@ def _jsonl_arrow_table(arrow_input: Any, head: bytes) -> Any:
 
 
 def _read_jsonl_arrow(source: Source | bytes, display: str,
-                      table: Any = None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+                      parsed: list[Any] | None = None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
     """Vectorised JSONL read with pyarrow; ``None`` when anything is odd (the exact path decides).
 
     Only used when every line ends in ``\\n`` alone and is a non-empty JSON object (blank
-    lines would shift line numbers) and Arrow's values are the exact path's. ``table`` is
-    Arrow's parse when already made (:func:`_scan_while_parsing_jsonl`).
+    lines would shift line numbers) and Arrow's values are the exact path's. ``parsed`` holds
+    Arrow's parse when already made (:func:`_scan_while_parsing_jsonl`); it is emptied.
     """
     import pyarrow as pa
 
     src = _as_source(source, display)
+    table = parsed.pop() if parsed else None
     if not src.size or src.has_cr:
         return None
-    if table is None:
+    if parsed is None:
         table = _jsonl_arrow_table(src.arrow_input, src.head)
-        if table is None:
-            return None
+    if table is None:
+        return None
     names = table.column_names
     for col in table.columns:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):

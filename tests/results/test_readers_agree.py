@@ -186,3 +186,38 @@ def test_the_fast_paths_are_taken_on_plain_files() -> None:
     rows = [{"id": "a\u2028b", "n": 1.0, "f": True}, {"id": None, "n": 2.5, "f": False}]
     assert _read_jsonl_arrow(_jsonl(rows), "r.jsonl") is not None
     assert _read_csv_arrow(_csv(rows, ["id", "n", "f"])) is not None
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@given(tables(), st.sampled_from(["lf", "crlf", "bom", "blank", "array-line", "no-final-newline"]))
+def test_a_file_read_while_scanned_gives_the_exact_values(tmp_path: Path, rows: list[dict[str, Any]],
+                                                          shape: str) -> None:
+    """``read_file`` parses a JSONL file beside its scan; odd files still get the exact path's answer."""
+    from evalspec.errors import InputError
+
+    data = _jsonl(rows, "\r\n" if shape == "crlf" else "\n")
+    if shape == "bom":
+        data = b"\xef\xbb\xbf" + data
+    elif shape == "blank":
+        data += b"\n" + _jsonl(rows[:1])
+    elif shape == "array-line":
+        data += b"[1, 2]\n"
+    elif shape == "no-final-newline":
+        data = data.rstrip(b"\n")
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(data)
+    try:
+        exact: Any = _read_jsonl_python(data.replace(b"\r\n", b"\n").removeprefix(b"\xef\xbb\xbf"), "r.jsonl")
+    except InputError as exc:
+        exact = exc
+    try:
+        raw: Any = read_file(path, "jsonl", display="r.jsonl")
+    except InputError as exc:
+        assert isinstance(exact, InputError) and str(exc) == str(exact)
+        return
+    assert not isinstance(exact, InputError)
+    import hashlib
+
+    assert raw.sha256 == hashlib.sha256(data).hexdigest()
+    _same((raw.columns, raw.lines), exact)
