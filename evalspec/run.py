@@ -79,6 +79,7 @@ def _rel(p: Path, base: Path) -> str:
 
 def _case_columns(tidy: Any, columns: list[str]) -> tuple[dict[str, np.ndarray], list[dict[str, str]]]:
     """First non-missing value of each column per case; inconsistent cases become a deviation."""
+    from evalspec.results.readers import CodedColumn
     from evalspec.results.table import _factorize, _is_missing
 
     n_cases = len(tidy.case_ids)
@@ -90,12 +91,12 @@ def _case_columns(tidy: Any, columns: list[str]) -> tuple[dict[str, np.ndarray],
         codes, uniq = _factorize(raw)
         miss_u = np.array([_is_missing(u) for u in uniq] + [True], dtype=bool)
         miss = miss_u[codes]
-        vals = np.full(n_cases, None, dtype=object)
+        case_codes = np.full(n_cases, -1, dtype=np.int64)  # -1: the case has no value
         o = order[~miss[order]]
         if o.size:
             cases = tidy.case[o]
             first = np.r_[True, cases[1:] != cases[:-1]]
-            vals[cases[first]] = raw[o[first]]
+            case_codes[cases[first]] = codes[o[first]]
             cmin = np.full(n_cases, np.iinfo(np.int64).max)
             cmax = np.full(n_cases, -1)
             starts = np.flatnonzero(first)  # ``o`` runs case by case: reduce each run (ufunc.at is slow)
@@ -108,7 +109,7 @@ def _case_columns(tidy: Any, columns: list[str]) -> tuple[dict[str, np.ndarray],
                 devs.append({"code": "inconsistent_case_attribute",
                              "message": f"Column {col!r} differs between rows of {bad.size} case(s) ({ids}"
                              f"{', ...' if bad.size > 5 else ''}); the first value of each case was used."})
-        out[col] = vals
+        out[col] = CodedColumn.of(case_codes, uniq, distinct=True)  # the case's first value; its codes travel along
     return out, devs
 
 

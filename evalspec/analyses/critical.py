@@ -151,16 +151,19 @@ def critical_mask(ctx: AnalysisContext, flag: str) -> np.ndarray:
         name = ctx.critical_role
     if col is None:
         raise AnalysisRefused(f"the critical flag column {flag!r} is not in the results")
-    out = np.zeros(len(col), dtype=bool)
-    for i, v in enumerate(col):
-        got = flag_value(v)
-        if got is None:
-            raise AnalysisRefused(
-                f"column {name!r} has the value {v!r} for case {ctx.case_ids[i]!s}, which is not a yes/no critical "
-                f"flag; write one of {', '.join(repr(s) for s in FLAG_TRUE)} for a critical case, or one of "
-                f"{', '.join(repr(s) for s in FLAG_FALSE if s)} or leave it empty for a case that is not critical")
-        out[i] = got
-    return out
+    from evalspec.results.table import factorize
+
+    codes, uniques = factorize(col)  # each distinct value read once (free for a reader's coded column)
+    read = [flag_value(u) for u in uniques.tolist()]
+    bad = np.array([r is None for r in read] + [False], dtype=bool)[codes]
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])  # the first case with an unrecognised value
+        v = col[i]
+        raise AnalysisRefused(
+            f"column {name!r} has the value {v!r} for case {ctx.case_ids[i]!s}, which is not a yes/no critical "
+            f"flag; write one of {', '.join(repr(s) for s in FLAG_TRUE)} for a critical case, or one of "
+            f"{', '.join(repr(s) for s in FLAG_FALSE if s)} or leave it empty for a case that is not critical")
+    return np.array([bool(r) for r in read] + [False], dtype=bool)[codes]
 
 
 def upper_bound(failures: float, n: float, level: float) -> float:

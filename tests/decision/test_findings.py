@@ -440,3 +440,29 @@ def test_slices_respect_declared_clusters() -> None:
     for g in res.slices[0].groups:
         assert g.paired.method.startswith("cluster_t (CR2") and g.paired.units == 20
         assert g.paired.adjustment.startswith("Holm over 2")
+
+
+def test_the_first_case_with_an_unknown_critical_flag_is_named() -> None:
+    a = [[1] for _ in range(5)]
+    ctx = repeated_ctx({"A": a, "B": a}, columns={"critical": [True, "no", "High", "maybe", "High"]})
+    with pytest.raises(AnalysisRefused) as err:
+        record("critical_failures", ctx)
+    assert "'High'" in str(err.value) and "c2" in str(err.value) and "maybe" not in str(err.value)
+
+
+def test_critical_mask_reads_each_distinct_value_like_flag_value() -> None:
+    import numpy as np
+
+    from evalspec.analyses.critical import critical_mask, flag_value
+    from evalspec.results.readers import CodedColumn
+
+    values = [True, "yes", None, 0, 1.0, "No", "", float("nan"), "TRUE", False, "x"]
+    a = [[1] for _ in values]
+    plain = repeated_ctx({"A": a, "B": a}, columns={"critical": values})
+    expected = [bool(flag_value(v)) for v in values]
+    assert critical_mask(plain, "critical").tolist() == expected
+    uniques = np.empty(len(values), dtype=object)
+    uniques[:] = values
+    coded = CodedColumn.of(np.arange(len(values)), uniques)
+    plain.case_columns["critical"] = coded
+    assert critical_mask(plain, "critical").tolist() == expected
