@@ -542,7 +542,12 @@ def data_fingerprints(inputs: AuditInputs) -> CheckResult:
     if inputs.data is None:
         return _r("data_fingerprints", title, "warning",
                   "No results files were given or found, so the data fingerprints were not checked.")
-    recorded = {f.get("path"): f for f in (inputs.claim.get("data") or {}).get("files") or [] if isinstance(f, dict)}
+    files = [f for f in (inputs.claim.get("data") or {}).get("files") or [] if isinstance(f, dict)]
+    recorded = {f.get("path"): f for f in files}
+    for f in files:  # files a tool log was read with (an lm-eval results file), from its provenance
+        for extra in (f.get("provenance") or {}).get("files") or []:
+            if isinstance(extra, dict):
+                recorded.setdefault(extra.get("path"), extra)
     fails, evidence = [], []
     for rel, path in inputs.data:
         want = (recorded.get(rel) or {}).get("sha256")

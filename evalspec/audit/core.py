@@ -121,14 +121,39 @@ def _data_inputs(inputs: AuditInputs, data: list[str] | None) -> None:
             if absent:
                 inputs.data_problem = f"the claim was made from {', '.join(absent)} too, and it was not given"
                 return
-        inputs.data = pairs
+        inputs.data = pairs + _companions(files, pairs)
         return
     if inputs.plan_path is None or not recorded:
         return
     base = inputs.plan_path.parent
     found = [(r, base / r) for r in recorded]
     if all(p.is_file() for _, p in found):
-        inputs.data = found
+        inputs.data = found + _companions(files, found)
+
+
+def _companions(files: list[Any], pairs: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
+    """The other files a tool log was read with (an lm-eval results file beside its samples file).
+
+    They are listed in the log's provenance (``data.files[].provenance.files``, paths relative to
+    the plan's folder) and looked for at the same place relative to the data file found on disk,
+    so a re-run has everything the run read and the fingerprint check covers them too.
+    """
+    on_disk = dict(pairs)
+    have = set(on_disk)
+    out: list[tuple[str, Path]] = []
+    for f in files:
+        if not isinstance(f, dict) or not isinstance(f.get("path"), str) or f["path"] not in on_disk:
+            continue
+        main = f["path"]
+        for extra in (f.get("provenance") or {}).get("files") or []:
+            rel = extra.get("path") if isinstance(extra, dict) else None
+            if not isinstance(rel, str) or rel in have:
+                continue
+            beside = on_disk[main].parent / os.path.relpath(rel, os.path.dirname(main) or ".")
+            if beside.is_file():
+                out.append((rel, beside))
+                have.add(rel)
+    return out
 
 
 def gather(claim_path: str | Path, *, plan: str | Path | None = None, data: list[str] | None = None,

@@ -131,7 +131,7 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
     raws = read_all(plan, plan_path, plan_diagnostic)
     checked = check_results(build_table(raws, plan, plan_diagnostic), plan)
     checked.detected.extend(claim_limits(raws))  # tool logs: a partial run, repeats the tool already reduced
-    attach_provenance(checked.tidy, raws)  # tool logs: what was read, as `file.provenance` for the claim
+    attach_provenance(checked.tidy, raws, plan_path.parent)  # tool logs: what was read, as `file.provenance`
     return checked
 
 

@@ -156,11 +156,15 @@ class LogFileInfo(FileInfo):
     provenance: dict[str, Any] = field(default_factory=dict)
 
 
-def attach_provenance(tidy: Any, raws: list[Any]) -> None:
+def attach_provenance(tidy: Any, raws: list[Any], base: Path | None = None) -> None:
     """Give each file of ``tidy.files`` read from a tool log its provenance (``LogFileInfo``).
 
     The claim writer then finds it as ``file.provenance`` (tool, version, every file read
     with its SHA-256, rows, errors, the tool's own metric); tables keep plain FileInfo.
+    With ``base`` (the plan's folder), the paths of the files read are written relative to
+    it, like the claim's ``data.files[].path``: the claim then does not depend on the folder
+    the run was started from, and an audit finds every file (an lm-eval results file beside
+    its samples) where the plan is.
     """
     by_display = {r.display: r for r in raws if isinstance(r, LogFile)}
     if not by_display:
@@ -169,7 +173,27 @@ def attach_provenance(tidy: Any, raws: list[Any]) -> None:
         raw = by_display.get(info.path)
         if raw is not None and not isinstance(info, LogFileInfo):
             values = {f.name: getattr(info, f.name) for f in fields(info)}
-            tidy.files[i] = LogFileInfo(**values, provenance=raw.provenance)
+            provenance = raw.provenance if base is None else _paths_relative_to(raw.provenance, base)
+            tidy.files[i] = LogFileInfo(**values, provenance=provenance)
+
+
+def _paths_relative_to(provenance: dict[str, Any], base: Path) -> dict[str, Any]:
+    """A copy of ``provenance`` whose ``files[].path`` are relative to ``base`` (``../x`` outside it)."""
+    import os
+
+    files = provenance.get("files")
+    if not isinstance(files, list):
+        return provenance
+    home = os.path.abspath(base)
+    out = []
+    for f in files:
+        if isinstance(f, dict) and isinstance(f.get("path"), str):
+            try:
+                f = {**f, "path": Path(os.path.relpath(os.path.abspath(f["path"]), home)).as_posix()}
+            except ValueError:  # another drive (Windows): keep the path as read
+                pass
+        out.append(f)
+    return {**provenance, "files": out}
 
 
 def claim_limits(raws: list[Any]) -> list[dict[str, str]]:
