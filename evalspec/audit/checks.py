@@ -362,11 +362,12 @@ def attempt_rule(inputs: AuditInputs) -> CheckResult:
 
 
 def model_versions(inputs: AuditInputs) -> CheckResult:
-    """No candidate pools runs across model versions the plan did not declare."""
-    title = "No pooling across model versions"
+    """No candidate pools runs across model versions the plan did not declare, or ran another version."""
+    title = "Model versions as declared"
     cands = _cov(inputs).get("candidates") or {}
     promised = _section(inputs.promised, "candidates")
-    fails, warns, evidence = [], [], []
+    plan = "the locked plan" if inputs.lock is not None else "the plan"
+    pooled, changed, warns, evidence = [], [], [], []
     for name, c in cands.items():
         if not isinstance(c, dict):
             continue
@@ -377,19 +378,22 @@ def model_versions(inputs: AuditInputs) -> CheckResult:
             evidence.append(f"{name}: " + ", ".join(f"{v} ({n} rows)" for v, n in seen.items()))
         if len(seen) > 1:
             if isinstance(declared, list) and set(seen) <= allowed:
-                warns.append(f"{name} pools versions {', '.join(seen)}, declared for pooling in the locked plan")
+                warns.append(f"{name} pools versions {', '.join(seen)}, declared for pooling in {plan}")
             else:
-                fails.append(f"{name} pools runs across versions {', '.join(seen)} that the locked plan "
-                             f"did not declare ({declared!r})")
+                pooled.append(f"{name} pools runs across versions {', '.join(seen)} that {plan} "
+                              f"did not declare ({declared!r})")
         elif allowed and seen and not set(seen) <= allowed:
-            fails.append(f"{name} ran as version {next(iter(seen))}, the locked plan declared {declared!r}")
-    if fails:
-        return _r("model_versions", title, "fail",
-                  "Runs from different model versions were pooled (or a version changed) without the locked plan "
-                  "declaring it.", fails + evidence)
+            changed.append(f"{name} ran as version {next(iter(seen))}, {plan} declared {declared!r}")
+    if pooled or changed:
+        sentence = (f"Runs from different model versions were pooled without {plan} declaring it." if pooled else
+                    f"A candidate ran as a model version other than the one {plan} declared (nothing was pooled); "
+                    "the result is about the version that ran.")
+        if pooled and changed:
+            sentence += f" Another candidate ran as a version other than the one {plan} declared."
+        return _r("model_versions", title, "fail", sentence, pooled + changed + evidence)
     if warns:
         return _r("model_versions", title, "warning",
-                  "Runs of several model versions were pooled, as the locked plan declared; the result is not one "
+                  f"Runs of several model versions were pooled, as {plan} declared; the result is not one "
                   "stable configuration.", warns + evidence)
     if not any(isinstance(c, dict) and c.get("versions_seen") for c in cands.values()):
         return _r("model_versions", title, "warning",

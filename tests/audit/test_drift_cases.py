@@ -156,3 +156,20 @@ def test_sequential_plan_without_an_anytime_valid_method(tmp_path: Path) -> None
     w.run()
     c = w.checks()["looks_within_plan"]
     assert c["status"] == "fail" and "without an anytime-valid method" in c["sentence"]
+
+
+def test_another_version_than_declared_is_not_called_pooling(tmp_path: Path) -> None:
+    w = _fresh(tmp_path)  # never locked: the check must not speak of a locked plan
+    results = w.root / "results.jsonl"
+    rows = [json.loads(x) for x in results.read_text(encoding="utf-8").splitlines()]
+    for r in rows:
+        if r["candidate"] == "A":
+            r["model_version"] = "2026-10-20"
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    w.run()
+    c = w.checks()["model_versions"]
+    assert c["status"] == "fail" and c["title"] == "Model versions as declared"
+    assert c["sentence"].startswith("A candidate ran as a model version other than the one the plan declared "
+                                    "(nothing was pooled)")
+    assert "A ran as version 2026-10-20, the plan declared '2026-10-01'" in text_of(c)
+    assert "locked plan" not in text_of(c) and "pooled without" not in c["sentence"]
