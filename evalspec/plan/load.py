@@ -33,7 +33,7 @@ from evalspec.plan.diagnose import (
 )
 from evalspec.plan.model import Plan
 from evalspec.plan.positions import Path, PositionMap, excerpt, format_path
-from evalspec.plan.source import SourceDocument, parse_source, read_source
+from evalspec.plan.source import SourceDocument, parse_source, read_source, refuse_other_document
 
 __all__ = ["LoadedPlan", "load_plan", "validate_document"]
 
@@ -146,6 +146,7 @@ def load_plan(path: str | os.PathLike[str], display: str | None = None) -> Loade
     name = display if display is not None else os.fspath(path)
     text = read_source(path, name)
     doc = parse_source(text, name)
+    refuse_other_document(doc)  # a claim, lock file or tool log given as the plan: say so in one line
     plan, diags = validate_document(doc)
     if plan is None:
         n = len(diags)

@@ -26,7 +26,8 @@ import yaml
 from evalspec.errors import Diagnostic, InputError
 from evalspec.plan.positions import Path, Pos, PositionMap, excerpt, format_path
 
-__all__ = ["MAX_PLAN_BYTES", "MAX_VALUES", "MAX_DEPTH", "SourceDocument", "read_source", "parse_source"]
+__all__ = ["MAX_PLAN_BYTES", "MAX_VALUES", "MAX_DEPTH", "SourceDocument", "read_source", "parse_source",
+           "refuse_other_document"]
 
 #: Largest plan file accepted; a plan is a few kilobytes, a bigger file is a mistake.
 MAX_PLAN_BYTES = 1024 * 1024
@@ -141,6 +142,10 @@ def decode_source(raw: bytes, name: str) -> str:
                      (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
         if raw.startswith(bom):
             raise _input_error(name, f"is encoded as {enc}, not UTF-8", "save the file as UTF-8", line=1, col=1)
+    for magic, what in _BINARY_KINDS:
+        if raw.startswith(magic):
+            message = f"this is {what}, not a plan"
+            raise _input_error(name, message, _PASS_THE_PLAN, line=1, col=1)
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     try:
@@ -160,6 +165,71 @@ def decode_source(raw: bytes, name: str) -> str:
                 )
             ],
         ) from None
+
+
+#: Binary files a plan is mistaken for, by their first bytes.
+_BINARY_KINDS = (
+    (b"PK\x03\x04", "a zip archive (an inspect_ai .eval log is one)"),
+    (b"PAR1", "a Parquet file (a results table)"),
+    (b"\x1f\x8b", "a gzip-compressed file"),
+    (b"%PDF", "a PDF document (an evalspec report is one)"),
+)
+_PASS_THE_PLAN = ("pass the plan: the YAML file whose `data.results` names the results or logs "
+                  "(`evalspec init` writes one)")
+#: Top-level keys only a plan has: a mapping with none of them is some other document.
+_PLAN_KEYS = ("evalspec", "id", "title", "question", "decision_owner", "population", "data", "candidates",
+              "baseline", "units", "attempts", "missing", "analyses", "decision", "stopping", "slices",
+              "systematic_limits", "record", "power")
+
+
+def refuse_other_document(doc: SourceDocument) -> None:
+    """Raise :class:`InputError` when the parsed document is a claim, a lock file or a tool's log.
+
+    Called by the plan loader before the schema check, which would otherwise list each of
+    the document's keys as unknown.
+    """
+    other = _other_document(doc.data, doc.file)
+    if other is not None:
+        message, hint = other
+        raise InputError(f"{doc.file}: {message}", [diagnostic_at(doc.file, doc.lines, 1, 1, message, hint=hint)])
+
+
+def _other_document(data: dict[str, Any], file: str) -> tuple[str, str] | None:
+    """(what it is, what to do) when a parsed mapping is a known document that is not a plan; else None.
+
+    Claims, lock files and the JSON logs of evaluation tools hold some of a plan's key names
+    (``analyses``, ``data``, ``plan``), so without this their every key is reported as unknown.
+    """
+    def named(key: str) -> str:
+        value = data.get(key)
+        return value if isinstance(value, str) and value else ""
+
+    if "claim_format" in data and "decision" in data:
+        plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
+        where = plan.get("path") if isinstance(plan.get("path"), str) else ""
+        return ("this is a claim record written by `evalspec run`, not a plan",
+                f"render it with `evalspec report {file}`, check it with `evalspec audit {file}`; `evalspec run` "
+                "and `evalspec validate` take the plan (YAML)" + (f"; the claim was made from {where}" if where else ""))
+    if "locked_at" in data and "hash" in data and "plan_file" in data:
+        return ("this is a lock file written by `evalspec lock`, not a plan",
+                "pass the plan it locks" + (f" ({named('plan_file')}, beside it)" if named("plan_file") else ""))
+    if any(k in data for k in _PLAN_KEYS[:8]) and "results" not in data and "evalId" not in data:
+        return None
+    if isinstance(data.get("eval"), dict) and ("status" in data or "samples" in data):
+        what = "an inspect_ai log"
+    elif "lm_eval_version" in data or ("results" in data and "configs" in data):
+        what = "an lm-evaluation-harness results file"
+    elif "evalId" in data or ("results" in data and "shareableUrl" in data):
+        what = "a promptfoo results file"
+    elif not any(k in data for k in _PLAN_KEYS) and len(data) >= 3:
+        keys = ", ".join(list(map(str, data))[:5]) + (", ..." if len(data) > 5 else "")
+        return (f"not a plan: none of its {len(data)} top-level keys ({keys}) is a plan key",
+                "a plan starts with `evalspec: 1`, `id:`, `title:` ...; " + _PASS_THE_PLAN)
+    else:
+        return None
+    return (f"this looks like {what}, not a plan",
+            "point the plan's `data.results` at it (with `data.format`), and pass the plan (YAML); "
+            "`evalspec init` writes one")
 
 
 def _too_big(name: str, size: int) -> InputError:
