@@ -27,7 +27,7 @@ from evalspec.errors import Diagnostic, InputError
 from evalspec.plan.positions import Path, Pos, PositionMap, excerpt, format_path
 
 __all__ = ["MAX_PLAN_BYTES", "MAX_VALUES", "MAX_DEPTH", "SourceDocument", "read_source", "parse_source",
-           "refuse_other_document"]
+           "refuse_other_document", "binary_kind", "log_kind"]
 
 #: Largest plan file accepted; a plan is a few kilobytes, a bigger file is a mistake.
 MAX_PLAN_BYTES = 1024 * 1024
@@ -142,10 +142,9 @@ def decode_source(raw: bytes, name: str) -> str:
                      (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
         if raw.startswith(bom):
             raise _input_error(name, f"is encoded as {enc}, not UTF-8", "save the file as UTF-8", line=1, col=1)
-    for magic, what in _BINARY_KINDS:
-        if raw.startswith(magic):
-            message = f"this is {what}, not a plan"
-            raise _input_error(name, message, _PASS_THE_PLAN, line=1, col=1)
+    what = binary_kind(raw)
+    if what is not None:
+        raise _input_error(name, f"this is {what}, not a plan", _PASS_THE_PLAN, line=1, col=1)
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     try:
@@ -182,6 +181,24 @@ _PLAN_KEYS = ("evalspec", "id", "title", "question", "decision_owner", "populati
               "systematic_limits", "record", "power")
 
 
+def binary_kind(raw: bytes) -> str | None:
+    """What a binary file is by its first bytes ("a zip archive (...)"), or None."""
+    return next((what for magic, what in _BINARY_KINDS if raw.startswith(magic)), None)
+
+
+def log_kind(data: Any) -> str | None:
+    """Which evaluation tool's JSON log a parsed document is ("an inspect_ai log"), or None."""
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("eval"), dict) and ("status" in data or "samples" in data):
+        return "an inspect_ai log"
+    if "lm_eval_version" in data or ("results" in data and "configs" in data):
+        return "an lm-evaluation-harness results file"
+    if "evalId" in data or ("results" in data and "shareableUrl" in data):
+        return "a promptfoo results file"
+    return None
+
+
 def refuse_other_document(doc: SourceDocument) -> None:
     """Raise :class:`InputError` when the parsed document is a claim, a lock file or a tool's log.
 
@@ -215,18 +232,13 @@ def _other_document(data: dict[str, Any], file: str) -> tuple[str, str] | None:
                 "pass the plan it locks" + (f" ({named('plan_file')}, beside it)" if named("plan_file") else ""))
     if any(k in data for k in _PLAN_KEYS[:8]) and "results" not in data and "evalId" not in data:
         return None
-    if isinstance(data.get("eval"), dict) and ("status" in data or "samples" in data):
-        what = "an inspect_ai log"
-    elif "lm_eval_version" in data or ("results" in data and "configs" in data):
-        what = "an lm-evaluation-harness results file"
-    elif "evalId" in data or ("results" in data and "shareableUrl" in data):
-        what = "a promptfoo results file"
-    elif not any(k in data for k in _PLAN_KEYS) and len(data) >= 3:
+    what = log_kind(data)
+    if what is None:
+        if any(k in data for k in _PLAN_KEYS) or len(data) < 3:
+            return None
         keys = ", ".join(list(map(str, data))[:5]) + (", ..." if len(data) > 5 else "")
         return (f"not a plan: none of its {len(data)} top-level keys ({keys}) is a plan key",
                 "a plan starts with `evalspec: 1`, `id:`, `title:` ...; " + _PASS_THE_PLAN)
-    else:
-        return None
     return (f"this looks like {what}, not a plan",
             "point the plan's `data.results` at it (with `data.format`), and pass the plan (YAML); "
             "`evalspec init` writes one")

@@ -47,8 +47,12 @@ def load_claim(path: str | Path) -> dict[str, Any]:
     except OSError as exc:
         raise _fail(path, f"cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise _fail(path, f"is not UTF-8 text (byte {exc.start})",
-                    hint="a claim is the JSON file `evalspec run` writes") from None
+        from evalspec.plan.source import binary_kind
+
+        with path.open("rb") as fh:
+            what = binary_kind(fh.read(8))
+        raise _fail(path, f"is not a claim record: it is {what}" if what else f"is not UTF-8 text (byte {exc.start})",
+                    hint="a claim is the JSON file `evalspec run` writes (out/claim.json beside the plan)") from None
     try:
         claim = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -65,6 +69,16 @@ def load_claim(path: str | Path) -> dict[str, Any]:
         raise _fail(path, "is JSON but not a claim record (expected an object at the top level)",
                     got=type(claim).__name__)
     if "claim_format" not in claim:
+        from evalspec.plan.source import log_kind
+
+        what = log_kind(claim)
+        if what:
+            raise _fail(path, f"is not a claim record: it looks like {what}",
+                        hint="run the plan that names it (`evalspec run PLAN`), then report on the claim.json it writes")
+        if "locked_at" in claim and isinstance(claim.get("plan_file"), str):
+            raise _fail(path, "is not a claim record: it is a lock file written by `evalspec lock`",
+                        hint=f"run the plan it locks (`evalspec run {claim['plan_file']}` in its folder), then report "
+                        "on the claim.json it writes")
         raise _fail(path, "is JSON but not a claim record", key="claim_format",
                     hint="missing key; is this a plan, a lock file or results? give the claim.json from `evalspec run`")
     fmt = claim["claim_format"]

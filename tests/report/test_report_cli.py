@@ -63,6 +63,17 @@ def test_rewrite_replaces_the_file_atomically(tmp_path: Path, real: Path) -> Non
         ('{"claim_format": 2}', "decision: the claim has no decision"),
         ('{"claim_format": 2, "decision": [], "plan": {}}', "decision: Input should be"),
         (b"\xff\xfe\x00", "is not UTF-8 text"),
+        # files a newcomer mistakes for the claim: each is named, with what to do
+        (b"PK\x03\x04\x14\x00\x00\x00\x5d\x00\x92", "is not a claim record: it is a zip archive (an inspect_ai .eval log "
+         "is one); a claim is the JSON file `evalspec run` writes (out/claim.json beside the plan)"),
+        (b"%PDF-1.7\n\xe2\xe3\xcf\xd3", "is not a claim record: it is a PDF document (an evalspec report is one)"),
+        ('{"version": 2, "status": "success", "eval": {"model": "m"}, "samples": []}',
+         "is not a claim record: it looks like an inspect_ai log; run the plan that names it (`evalspec run PLAN`)"),
+        ('{"results": {"t": {}}, "configs": {}, "lm_eval_version": "0.4.13"}',
+         "is not a claim record: it looks like an lm-evaluation-harness results file"),
+        ('{"plan_file": "plan.yaml", "hash": "sha256:0", "locked_at": "2026-01-02T00:00:00Z"}',
+         "is not a claim record: it is a lock file written by `evalspec lock`; run the plan it locks "
+         "(`evalspec run plan.yaml` in its folder)"),
     ],
 )
 def test_bad_claim_files_are_input_errors_without_traceback(tmp_path: Path, content, expected: str) -> None:
