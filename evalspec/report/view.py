@@ -217,7 +217,9 @@ def _sampling_rows(claim: dict[str, Any], primary: dict[str, Any] | None) -> lis
         rows.append(("Attempt rule", text))
     method = (primary or {}).get("method") or _mapping(cov.get("interval")).get("method")
     level = (primary or {}).get("confidence_level") or _mapping(cov.get("interval")).get("confidence_level")
-    if method:
+    if method and str(method).startswith("none"):  # no interval was computed: a level would describe nothing
+        rows.append(("Interval", str(method)))
+    elif method:
         rows.append(("Interval", f"{method}, {fmt.level(level)}"))
     return rows
 

@@ -27,3 +27,31 @@ def test_a_comparison_still_says_how_many_cases_are_paired(tmp_path: Path) -> No
     claim = load_fixture("superiority")
     (html,) = render(claim, tmp_path, ("html",))
     assert "paired" in _cases_line(html.read_text(encoding="utf-8"))
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_no_interval_is_not_shown_as_a_95_percent_interval_from_minus_to_plus_100(tmp_path: Path) -> None:
+    """Four clusters: no interval was computed; page 1 must not print the placeholder [-1, 1] as a 95% interval."""
+    claim = load_fixture("superiority")
+    why = "only 4 clusters; a cluster interval needs at least 5 to mean anything"
+    claim["decision"]["primary"].update(informative=False, why_uninformative=why, low=-1.0, high=1.0,
+                                        method=f"none ({why})")
+    claim["coverage"]["interval"]["method"] = f"none ({why})"
+    (html,) = render(claim, tmp_path, ("html",))
+    text = _text(html.read_text(encoding="utf-8"))
+    assert f"A − B : +4.0 pts, with no usable interval ({why})." in text
+    assert "−100.0" not in text and "+100.0" not in text
+    assert f"Interval none ({why}) " in text  # the Sampling box gives no level for an interval that does not exist
+    assert f"none ({why}), 95%" not in text
+    assert "no interval was computed, so the difference has no stated uncertainty" in text
+    assert "A 95% procedure covers the true value" not in text
+
+
+def test_an_informative_interval_is_still_given_with_its_level(tmp_path: Path) -> None:
+    (html,) = render(load_fixture("superiority"), tmp_path, ("html",))
+    text = _text(html.read_text(encoding="utf-8"))
+    assert "(95% interval −3.0 to +11.0 pts), cluster_bootstrap (bca)." in text
+    assert "Interval cluster_bootstrap (bca), 95%" in text
