@@ -130,7 +130,7 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
 
     raws = read_all(plan, plan_path, plan_diagnostic)
     checked = check_results(build_table(raws, plan, plan_diagnostic), plan)
-    checked.detected.extend(claim_limits(raws))  # tool logs: a partial run, repeats the tool already reduced
+    checked.detected.extend(claim_limits(raws, plan_path.parent))  # tool logs: a partial run, repeats the tool already reduced
     attach_provenance(checked.tidy, raws, plan_path.parent)  # tool logs: what was read, as `file.provenance`
     return checked
 

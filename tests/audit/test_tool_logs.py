@@ -59,6 +59,9 @@ def test_a_claim_from_tool_logs_reproduces_when_run_from_another_folder(
     record = json.loads(claim.read_text(encoding="utf-8"))
     read = [f["path"] for entry in record["data"]["files"] for f in entry["provenance"]["files"]]
     assert read and all(p.startswith("logs/") for p in read), read  # relative to the plan, not the working folder
+    assert record["systematic_limits"]["detected"] or study is _inspect_study
+    for limit in record["systematic_limits"]["detected"]:  # lm-eval's reduced repeats name the log the same way
+        assert " log logs/" in limit["message"] and "study/" not in limit["message"], limit
     checks = _checks(claim)
     assert checks["data_fingerprints"]["status"] == "pass", checks["data_fingerprints"]
     assert checks["reproduction"]["status"] == "pass", checks["reproduction"]

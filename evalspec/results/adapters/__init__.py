@@ -196,18 +196,27 @@ def _paths_relative_to(provenance: dict[str, Any], base: Path) -> dict[str, Any]
     return {**provenance, "files": out}
 
 
-def claim_limits(raws: list[Any]) -> list[dict[str, str]]:
+def claim_limits(raws: list[Any], base: Path | None = None) -> list[dict[str, str]]:
     """Systematic limits the logs themselves show, as claim entries (``systematic_limits.detected``).
 
     A run read as partial (``data.allow_partial``), and a tool that stored one value per case
-    after reducing the repeats itself (lm-eval's filters): the claim must say so.
+    after reducing the repeats itself (lm-eval's filters): the claim must say so. With ``base``
+    (the plan's folder) each log is named relative to it, as in ``data.files``.
     """
+    import os
+
     out: list[dict[str, str]] = []
     for r in raws:
         if not isinstance(r, LogFile):
             continue
         p = r.provenance
-        who = f"{p.get('tool')} log {r.display} ({p.get('candidate') or ', '.join(p.get('candidates') or [])})"
+        name = r.display
+        if base is not None:
+            try:
+                name = Path(os.path.relpath(os.path.abspath(r.display), os.path.abspath(base))).as_posix()
+            except ValueError:  # another drive (Windows)
+                pass
+        who = f"{p.get('tool')} log {name} ({p.get('candidate') or ', '.join(p.get('candidates') or [])})"
         if p.get("partial"):
             out.append({"code": "partial_run",
                         "message": f"The {who} is from a run that did not finish (status {p.get('status')!r}); only "
