@@ -211,8 +211,12 @@ def unreachable_goal(plan: Any) -> str | None:
             f"(minimum detectable effect {rep.mde['80%']:.3f})")
 
 
-def pilot_assumptions(plan: Any, plan_path: Path, pilot: Path) -> Assumptions:
-    """Estimate omega^2, sigma^2 and the ICC from a pilot results file read with the plan's reader."""
+def pilot_assumptions(plan: Any, plan_path: Path, pilot: Path | list[Path]) -> Assumptions:
+    """Estimate omega^2, sigma^2 and the ICC from pilot results read with the plan's reader.
+
+    ``pilot`` is a results file, or a list of files and folders (tool logs hold one candidate
+    per file, so a pilot of tool logs is several files or the folder that holds them).
+    """
     import numpy as np
 
     from evalspec.errors import InputError
@@ -225,14 +229,25 @@ def pilot_assumptions(plan: Any, plan_path: Path, pilot: Path) -> Assumptions:
         if plan.baseline is None or not others:
             raise InputError("a pilot estimates the variance of a paired difference; the plan compares no two candidates")
         comparison = (others[0], plan.baseline)
-    data = plan.data.model_copy(update={"results": str(pilot.resolve())})
+    pilots = list(pilot) if isinstance(pilot, list) else [pilot]
+    shown = ", ".join(str(p) for p in pilots)
+    results = [str(p.resolve()) for p in pilots]
+    data = plan.data.model_copy(update={"results": results[0] if len(results) == 1 else results})
     pilot_plan = plan.model_copy(update={"data": data})
-    checked = load_results(pilot_plan, plan_path)
+    try:
+        checked = load_results(pilot_plan, plan_path)
+    except InputError as exc:  # the run's advice for a candidate without rows is to edit the plan: here it is the pilot
+        lacking = next((d.message for d in exc.diagnostics if "has no rows in the results" in d.message), None)
+        if lacking is None:
+            raise
+        raise InputError(f"{shown}: the pilot lacks a candidate of the plan ({lacking.split(';')[0]}); give pilot "
+                         "results of every candidate: repeat --pilot for each file, or give the folder of the tool's "
+                         "logs") from None
     tidy = checked.tidy
     names = list(tidy.candidates)
     missing = [c for c in comparison if c not in names]
     if missing:
-        raise InputError(f"{pilot}: the pilot has no rows of {', '.join(missing)} (needed for the paired difference)")
+        raise InputError(f"{shown}: the pilot has no rows of {', '.join(missing)} (needed for the paired difference)")
     n_cases = len(tidy.case_ids)
     reps = np.asarray(tidy.repeat, dtype=np.int64)
     r_codes = np.unique(reps, return_inverse=True)[1]
@@ -254,7 +269,7 @@ def pilot_assumptions(plan: Any, plan_path: Path, pilot: Path) -> Assumptions:
         g = case_cluster[both]
         icc, m = _anova_icc(d, g)
     return Assumptions(omega2=max(est.omega2, 1e-12), sigma2_candidate=min(est.sigma_a2, 1.0),
-                       sigma2_baseline=min(est.sigma_b2, 1.0), icc=icc, cluster_size=m, source=f"pilot {pilot.name}",
+                       sigma2_baseline=min(est.sigma_b2, 1.0), icc=icc, cluster_size=m, source="pilot " + ", ".join(p.name for p in pilots),
                        pilot_cases=est.questions)
 
 

@@ -1,4 +1,4 @@
-"""``evalspec power PLAN [--pilot FILE] [--json]``: independent units needed before any data.
+"""``evalspec power PLAN [--pilot FILE]... [--json]``: independent units needed before any data.
 
 Exit 0 with the numbers; 1 when the plan's planned units (stopping.max_units) cannot reach
 80 % power under its assumptions; 2 on bad input (a plan without assumptions and no pilot,
@@ -17,10 +17,11 @@ __all__ = ["power"]
 
 @click.command("power")
 @click.argument("plan", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--pilot", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Pilot results (same format and columns as the plan's results) to estimate the variances from.")
+@click.option("--pilot", type=click.Path(path_type=Path), multiple=True,
+              help="Pilot results (same format and columns as the plan's results) to estimate the variances from; "
+                   "repeat for several files (tool logs: one per candidate), or give the folder of tool logs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
-def power(plan: Path, pilot: Path | None, as_json: bool) -> None:
+def power(plan: Path, pilot: tuple[Path, ...], as_json: bool) -> None:
     """Units needed to detect the plan's minimum improvement at 80% and 90% power (Miller 2024, eq. 9),
     the minimum detectable effect of the planned units (eq. 10), and the critical cases needed so that
     zero failures bound the rate below the plan's limit."""
@@ -31,10 +32,11 @@ def power(plan: Path, pilot: Path | None, as_json: bool) -> None:
     loaded = load_plan(plan, display=str(plan))
     p = loaded.plan
     assumptions = None
-    if pilot is not None:
-        if not pilot.is_file():
-            raise InputError(f"--pilot {pilot}: no such file")
-        assumptions = pilot_assumptions(p, plan, pilot)
+    if pilot:
+        absent = [str(f) for f in pilot if not f.exists()]
+        if absent:
+            raise InputError(f"--pilot {', '.join(absent)}: no such file or folder")
+        assumptions = pilot_assumptions(p, plan, list(pilot))
     rep = assess(p, assumptions)
     if rep.assumptions is None and rep.candidate is not None and rep.delta is not None:
         raise InputError(f"{plan}: no variance assumptions for the power calculation", [Diagnostic(

@@ -139,3 +139,60 @@ def test_validate_is_quiet_when_the_units_suffice(tmp_path: Path) -> None:
                  power="  omega2: 0.1111111111111111\n")
     res = CliRunner().invoke(cli, ["validate", str(path)])
     assert res.exit_code == 0 and "are needed to detect" not in res.output
+
+
+def _split_pilot(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The example's results as two files, one per candidate (as tool logs come: one run per candidate)."""
+    path = _plan(tmp_path)
+    rows = (tmp_path / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    a, b = tmp_path / "pilot" / "a.jsonl", tmp_path / "pilot" / "b.jsonl"
+    a.parent.mkdir()
+    a.write_text("".join(r for r in rows if json.loads(r)["candidate"] == "A"), encoding="utf-8")
+    b.write_text("".join(r for r in rows if json.loads(r)["candidate"] == "B"), encoding="utf-8")
+    return path, a, b
+
+
+def test_a_pilot_in_several_files_gives_the_same_estimates_as_one_file(tmp_path: Path) -> None:
+    path, a, b = _split_pilot(tmp_path)
+    whole = CliRunner().invoke(cli, ["power", str(path), "--pilot", str(tmp_path / "results.jsonl"), "--json"])
+    split = CliRunner().invoke(cli, ["power", str(path), "--pilot", str(a), "--pilot", str(b), "--json"])
+    assert whole.exit_code == 0 and split.exit_code == 0, split.output
+    one, two = json.loads(whole.stdout)["assumptions"], json.loads(split.stdout)["assumptions"]
+    assert two["source"] == "pilot a.jsonl, b.jsonl"
+    for key in ("omega2", "sigma2_candidate", "sigma2_baseline", "icc", "cluster_size", "pilot_cases"):
+        assert two[key] == pytest.approx(one[key], rel=1e-12), key
+
+
+def test_a_pilot_of_one_candidate_says_to_give_the_other_not_to_edit_the_plan(tmp_path: Path) -> None:
+    path, a, _ = _split_pilot(tmp_path)
+    res = CliRunner().invoke(cli, ["power", str(path), "--pilot", str(a)])
+    assert res.exit_code == 2
+    assert (f"{a}: the pilot lacks a candidate of the plan (candidate 'B' has no rows in the results); give pilot "
+            "results of every candidate: repeat --pilot for each file, or give the folder of the tool's logs"
+            in res.stderr)
+    assert "remove it from the plan" not in res.stderr
+
+
+def test_a_missing_pilot_is_named(tmp_path: Path) -> None:
+    res = CliRunner().invoke(cli, ["power", str(_plan(tmp_path)), "--pilot", str(tmp_path / "nope.jsonl")])
+    assert res.exit_code == 2 and f"--pilot {tmp_path / 'nope.jsonl'}: no such file or folder" in res.stderr
+
+
+def test_a_folder_of_tool_logs_is_a_pilot(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.results.logs_helpers import STRONG, WEAK, write_plan
+
+    (tmp_path / "logs").mkdir()
+    for f in (STRONG, WEAK):
+        shutil.copyfile(f, tmp_path / "logs" / f.name)
+    path = write_plan(tmp_path, """  results: logs/
+  format: inspect
+  candidate_names: {coinflip/strong: strong, coinflip/weak: weak}""")
+    folder = CliRunner().invoke(cli, ["power", str(path), "--pilot", str(tmp_path / "logs"), "--json"])
+    files = CliRunner().invoke(cli, ["power", str(path), "--pilot", str(tmp_path / "logs" / STRONG.name),
+                                     "--pilot", str(tmp_path / "logs" / WEAK.name), "--json"])
+    assert folder.exit_code in (0, 1) and files.exit_code == folder.exit_code, folder.output
+    a, b = json.loads(folder.stdout)["assumptions"], json.loads(files.stdout)["assumptions"]
+    assert a["pilot_cases"] == 10 and a["source"] == "pilot logs"
+    assert a["omega2"] == pytest.approx(b["omega2"], rel=1e-12) and a["omega2"] > 0
