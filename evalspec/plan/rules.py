@@ -332,6 +332,24 @@ def _planned_units_reach_the_goal(view: PlanView) -> Iterable[Issue]:
         yield Issue(("stopping", "max_units"), found[0], found[1], view.stopping.max_units)
 
 
+@warning("title", "question", "decision_owner", "population", "systematic_limits")
+def _starter_text_left_in(view: PlanView) -> Iterable[Issue]:
+    """Text the decision owner reads on page 1 that is still `evalspec init`'s example."""
+    from evalspec.plan.starter import example_value
+
+    for key in ("title", "question", "decision_owner", "population"):
+        if getattr(view, key) == example_value(key):
+            yield Issue((key,), f"{key} is still the example text of `evalspec init`; the report shows it as this "
+                        f"study's {key.replace('_', ' ')}", f"write this study's {key.replace('_', ' ')}",
+                        getattr(view, key))
+    for i, limit in enumerate(view.systematic_limits):
+        if limit in example_value("systematic_limits"):
+            yield Issue(("systematic_limits", i), "this limit is still the example text of `evalspec init`; the "
+                        "report lists it as a limit of this study",
+                        "write the limits no interval covers (languages not sampled, label noise, a provider "
+                        "alias...), or remove the entry", limit)
+
+
 @warning("decision", "stopping", "units")
 def _critical_limit_reachable(view: PlanView) -> Iterable[Issue]:
     cf = view.decision.critical_failures

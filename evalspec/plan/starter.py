@@ -15,7 +15,7 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
-__all__ = ["starter_text", "VERDICT_SECTIONS"]
+__all__ = ["starter_text", "VERDICT_SECTIONS", "example_value"]
 
 #: Sections written with every key (their defaults can change a verdict).
 VERDICT_SECTIONS = ("units", "attempts", "missing", "decision", "stopping", "data.outcome")
@@ -61,6 +61,11 @@ _EXAMPLE: dict[str, Any] = {
         "Replace with the known limits of this evaluation (language range, label quality, provider alias)."],
     "record": ["model_version", "timestamp"],
 }
+
+
+def example_value(key: str) -> Any:
+    """The starter's example value of a top-level key (validate warns when it is left in a plan)."""
+    return _EXAMPLE.get(key)
 
 
 def _scalar(value: Any) -> str:

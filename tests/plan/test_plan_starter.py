@@ -53,3 +53,30 @@ def test_comments_are_the_field_descriptions() -> None:
         for name, info in _section_model(path).model_fields.items():
             assert " ".join((info.description or "").split()) in flat, f"{path}.{name}: description not in starter"
     assert "cluster bootstrap when units.cluster is set" not in text  # the old hand-written comment was wrong
+
+
+def test_validate_warns_while_the_starter_text_the_report_shows_is_left_in(tmp_path: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(main, ["init", str(tmp_path)]).exit_code == 0
+    plan = tmp_path / "plan.yaml"
+    result = runner.invoke(main, ["validate", str(plan)])
+    assert result.exit_code == 0, result.output  # a warning leaves the starter valid
+    for key in ("title", "question", "decision_owner", "population"):
+        assert f"{key}: warning: {key} is still the example text of `evalspec init`; the report shows it as this " \
+               f"study's {key.replace('_', ' ')}" in result.output
+    assert ("systematic_limits[0]: warning: this limit is still the example text of `evalspec init`; the report "
+            "lists it as a limit of this study") in result.output
+    text = plan.read_text(encoding="utf-8")
+    for old, new in (("title: Candidate vs current configuration", "title: Router v2 against v1"),
+                     ('question: "Should we replace the current configuration with the candidate?"',
+                      "question: Should support move to router v2?"),
+                     ("decision_owner: the team lead who signs off the change", "decision_owner: support lead"),
+                     ('population: "the cases the decision is about (e.g. English support questions, Q3 traffic '
+                      'sample)"', "population: English support tickets, Q3 sample"),
+                     ('"Replace with the known limits of this evaluation (language range, label quality, provider '
+                      'alias)."', "English only")):
+        assert old in text, old
+        text = text.replace(old, new)
+    plan.write_text(text, encoding="utf-8")
+    result = runner.invoke(main, ["validate", str(plan)])
+    assert result.exit_code == 0 and "example text" not in result.output, result.output
