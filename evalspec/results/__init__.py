@@ -117,8 +117,39 @@ def read_all(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[Ra
         raws: list[RawFile] = list(adapters.read_logs(paths, plan.data.format, adapters.Options.from_plan(plan),
                                                       _display))
     else:
+        if plan.data.format == "auto":
+            _refuse_tool_logs_read_as_tables(paths, plan_path, plan_diagnostic)
         raws = [read_file(path, detect_format(path, plan.data.format), display=_display(path)) for path in paths]
     return adapters.apply_plan(raws, plan)
+
+
+_TOOL_NAMES = {"inspect": "an inspect_ai log", "lm_eval": "an lm-evaluation-harness log",
+               "promptfoo": "a promptfoo results file"}
+
+
+def _refuse_tool_logs_read_as_tables(paths: list[Path], plan_path: Path, plan_diagnostic: Any) -> None:
+    """Under ``data.format: auto``, a tool's log or a folder of them says which ``data.format`` reads it.
+
+    Only files the extension cannot place (``.eval``, ``.json``, a folder) are looked at, so a
+    table named ``.jsonl``/``.csv``/``.parquet`` is never second-guessed.
+    """
+    from evalspec.results.adapters import detect
+    from evalspec.results.readers import FORMATS
+
+    for path in paths:
+        if path.suffix.lower() in FORMATS and not path.is_dir():
+            continue
+        tool = detect(path)
+        if tool is None:
+            continue
+        what = ("a folder of " + _TOOL_NAMES[tool].split(" ", 1)[1] + "s") if path.is_dir() else _TOOL_NAMES[tool]
+        message = f"{_display(path)} is {what}, and data.format is 'auto', which reads only tables by extension"
+        hint = (f"set `data.format: {tool}` in the plan: evalspec reads the tool's logs unchanged "
+                "(`evalspec convert` shows what it reads)")
+        diag = (plan_diagnostic("data.format", message, got="auto", hint=hint) if plan_diagnostic is not None else
+                Diagnostic(file=str(plan_path), key="data.format", message=message, got="auto", has_got=True,
+                           hint=hint))
+        raise InputError(f"{plan_path}: data.format: {message}", [diag])
 
 
 def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Checked:
