@@ -50,6 +50,13 @@ def _section(plan: dict[str, Any] | None, key: str) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
+def _mapped_column(inputs: AuditInputs, role: str) -> bool:
+    """Whether the plan the claim was made from names a results column for ``role`` (data.columns)."""
+    plan = inputs.plan_claimed or inputs.promised
+    columns = _section(_section(plan, "data"), "columns")
+    return bool(columns.get(role)) or not columns  # without the plan's columns, do not blame the plan
+
+
 def _parse_time(text: Any) -> _dt.datetime | None:
     if not isinstance(text, str) or not text:
         return None
@@ -230,6 +237,11 @@ def locked_before_results(inputs: AuditInputs) -> CheckResult:
     lock_times = [locked] + [_parse_time(h.get("locked_at")) for h in lock.history if isinstance(h, dict)]
     first_lock = min((t for t in lock_times if t is not None), default=None)
     if first is None:
+        if not _mapped_column(inputs, "timestamp"):
+            return _r("locked_before_results", title, "warning",
+                      "The plan maps no time column (data.columns.timestamp), so the claim holds no run times and it "
+                      "cannot be shown that the plan was locked before the results; name the results' time column "
+                      "there (tool logs: timestamp).", [f"locked {lock.locked_at}"])
         return _r("locked_before_results", title, "warning",
                   "The results carry no timestamps, so it cannot be shown that the plan was locked before them.",
                   [f"locked {lock.locked_at}"])
@@ -396,6 +408,11 @@ def model_versions(inputs: AuditInputs) -> CheckResult:
                   f"Runs of several model versions were pooled, as {plan} declared; the result is not one "
                   "stable configuration.", warns + evidence)
     if not any(isinstance(c, dict) and c.get("versions_seen") for c in cands.values()):
+        if not _mapped_column(inputs, "model_version"):
+            return _r("model_versions", title, "warning",
+                      "The plan maps no model-version column (data.columns.model_version), so the claim records no "
+                      "version served and pooling across a model update cannot be ruled out; name that column there "
+                      "(tool logs: model_version).")
         return _r("model_versions", title, "warning",
                   "The results record no model version, so pooling across a model update cannot be ruled out.")
     return _r("model_versions", title, "pass", "Every candidate ran as one declared model version.", evidence)

@@ -350,6 +350,27 @@ def _starter_text_left_in(view: PlanView) -> Iterable[Issue]:
                         "alias...), or remove the entry", limit)
 
 
+#: The columns each tool-log adapter writes that the plan must name for the claim to keep them.
+_LOG_COLUMNS = {"inspect": ("model_version", "timestamp"), "lm_eval": ("timestamp",), "promptfoo": ("timestamp",)}
+
+
+@warning("data")
+def _tool_log_columns_left_unmapped(view: PlanView) -> Iterable[Issue]:
+    """Tool logs carry run times (and inspect_ai the version served); unmapped, the claim and the audit lose them."""
+    roles = [r for r in _LOG_COLUMNS.get(view.data.format, ()) if getattr(view.data.columns, r) is None]
+    if roles:
+        what = " and ".join({"model_version": "the model version served", "timestamp": "the run time"}[r]
+                            for r in roles)
+        lost = " and ".join({"model_version": "a model update inside the run goes unseen",
+                             "timestamp": "the audit cannot show the plan was locked before the results"}[r]
+                            for r in roles)
+        it = "them" if len(roles) > 1 else "it"
+        yield Issue(("data", "format"),
+                    f"the {view.data.format} logs give {what} of each attempt, but data.columns does not name {it}: "
+                    f"the claim will not record {it}, so {lost}",
+                    "add data.columns: {" + ", ".join(f"{r}: {r}" for r in roles) + "}", view.data.format)
+
+
 @warning("decision", "stopping", "units")
 def _critical_limit_reachable(view: PlanView) -> Iterable[Issue]:
     cf = view.decision.critical_failures

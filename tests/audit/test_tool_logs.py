@@ -89,3 +89,34 @@ def test_lm_eval_data_given_elsewhere_brings_its_results_file(tmp_path: Path) ->
     assert checks["data_fingerprints"]["status"] == "pass", checks["data_fingerprints"]
     assert checks["reproduction"]["status"] == "pass", checks["reproduction"]
 
+
+
+def _locked_inspect_run(root: Path, columns: str = "") -> Path:
+    (root / "logs").mkdir(parents=True)
+    for f in (STRONG, WEAK):
+        shutil.copyfile(f, root / "logs" / f.name)
+    plan = write_plan(root, """  results: logs/
+  format: inspect
+  candidate_names: {coinflip/strong: strong, coinflip/weak: weak}""" + columns)
+    assert _invoke("lock", str(plan)).exit_code == 0
+    assert _invoke("run", str(plan), "--no-report").exit_code == 0
+    return plan.parent / "out" / "claim.json"
+
+
+def test_unmapped_log_columns_are_blamed_on_the_plan_not_on_the_logs(tmp_path: Path) -> None:
+    """The logs carry run times and versions; a plan that does not map them must not hear 'the results carry none'."""
+    checks = _checks(_locked_inspect_run(tmp_path))
+    when, versions = checks["locked_before_results"], checks["model_versions"]
+    assert when["status"] == "warning" and when["sentence"].startswith(
+        "The plan maps no time column (data.columns.timestamp), so the claim holds no run times")
+    assert versions["status"] == "warning" and versions["sentence"].startswith(
+        "The plan maps no model-version column (data.columns.model_version)")
+    assert "The results carry no timestamps" not in when["sentence"]
+
+
+def test_mapped_log_columns_let_the_audit_date_the_results(tmp_path: Path) -> None:
+    checks = _checks(_locked_inspect_run(tmp_path, "\n  columns: {model_version: model_version, timestamp: timestamp}"))
+    when = checks["locked_before_results"]
+    assert when["status"] == "fail"  # the fixture logs were written on 2026-11-29, before this lock (SOURCE_DATE_EPOCH)
+    assert any(e.startswith("first result 2026-11-29T11:36") for e in when["evidence"]), when
+    assert checks["model_versions"]["status"] == "pass"
