@@ -415,6 +415,9 @@ def model_versions(inputs: AuditInputs) -> CheckResult:
                       "(tool logs: model_version).")
         return _r("model_versions", title, "warning",
                   "The results record no model version, so pooling across a model update cannot be ruled out.")
+    if not any(isinstance(p, dict) and p.get("version") for p in promised.values()):
+        return _r("model_versions", title, "pass", f"Every candidate ran as one model version ({plan} declares no "
+                  "version to check it against).", evidence)
     return _r("model_versions", title, "pass", "Every candidate ran as one declared model version.", evidence)
 
 
