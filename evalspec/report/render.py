@@ -204,14 +204,25 @@ def render(claim: dict[str, Any], out_dir: str | os.PathLike[str], formats: Iter
     unknown = [f for f in wanted if f not in FORMATS]
     if unknown:
         raise ValueError(f"unknown report format(s) {unknown}; choose from {', '.join(FORMATS)}")
+    from evalspec.report.pdf_worker import PdfWorker
+
     out = Path(out_dir)
     written = []
     drawn: dict[str, Any] = {}  # plots drawn once for both media
-    for f in wanted:
-        if f == "html":
-            html = render_html(claim, "screen", drawn=drawn)
-            written.append(atomic_write(out / f"{stem}.html", html.encode("utf-8")))
-        else:
-            written.append(atomic_write(out / f"{stem}.pdf", render_pdf_bytes(render_html(claim, "print",
-                                                                                        drawn=drawn))))
+    # WeasyPrint is imported in a forked child while the plots are drawn here (where safe; else None)
+    worker = PdfWorker.start() if "pdf" in wanted else None
+    try:
+        for f in wanted:
+            if f == "html":
+                html = render_html(claim, "screen", drawn=drawn)
+                written.append(atomic_write(out / f"{stem}.html", html.encode("utf-8")))
+            else:
+                html = render_html(claim, "print", drawn=drawn)
+                pdf = worker.typeset(html) if worker is not None else None
+                if pdf is None:  # no worker, or it failed: typeset here (and raise what goes wrong here)
+                    pdf = render_pdf_bytes(html)
+                written.append(atomic_write(out / f"{stem}.pdf", pdf))
+    finally:
+        if worker is not None:
+            worker.close()
     return written

@@ -1,0 +1,193 @@
+"""Typeset the PDF in a forked process that imports WeasyPrint while the plots are drawn.
+
+Writing a PDF report costs, in one process and in this order: matplotlib's import and the
+plots (about 0.5 s), then WeasyPrint's import and its first use (fonts, Pango, cffi types:
+about 0.35 s), then the typesetting. The first two do not depend on each other. When
+:func:`evalspec.report.render` is asked for a PDF, :meth:`PdfWorker.start` forks a child that
+imports WeasyPrint and warms it up on a one-line document while the parent draws the plots and
+renders the print HTML; the parent then hands the HTML over a pipe, the child typesets it with
+:func:`evalspec.report.render.render_pdf_bytes` and sends back the bytes and its log records (the
+parent re-emits them on its own loggers) and the parent writes the file. The PDF is the same bytes
+as an in-process render; the command takes less wall time wherever a second core is free.
+
+The child is only forked where that is safe and useful: on Linux (macOS's system frameworks do
+not survive fork without exec; Windows has no fork), from a process with one thread (a fork
+copies no other thread, so a lock another thread held would stay locked in the child), and only
+while WeasyPrint is not yet imported (otherwise there is nothing to overlap). Anything that goes
+wrong in the child (WeasyPrint missing, a crash, a typesetting error) makes the parent typeset
+in-process instead, so errors are raised and worded exactly as without the worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import sys
+import threading
+from typing import Any
+
+__all__ = ["PdfWorker"]
+
+#: A one-line document in the report's fonts: the child typesets it once while it waits, so the
+#: fonts, Pango's font map and cffi's types are loaded before the report's HTML arrives.
+_WARM_UP = ('<html><body style="font-family: \'DejaVu Sans\'"><p>Warm <b>up</b> <i>text</i> '
+            '<code style="font-family: \'DejaVu Sans Mono\'">0</code> '
+            '<span style="font-family: \'DejaVu Serif\'">1</span></p></body></html>')
+
+
+def _os_threads() -> int:
+    """Threads of this process as the kernel counts them (numpy's BLAS pool included); 0 if unknown."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def can_fork() -> bool:
+    """Whether a worker may be forked here and would save time (see the module docstring)."""
+    return (sys.platform.startswith("linux") and hasattr(os, "fork") and "weasyprint" not in sys.modules
+            and threading.active_count() == 1 and _os_threads() == 1)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class _Collect(logging.Handler):
+    """Keeps the child's log records (as plain dicts) to send to the parent."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.records: list[dict[str, Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        d = dict(record.__dict__)
+        d["msg"], d["args"] = record.getMessage(), None
+        d["exc_info"] = d["exc_text"] = None
+        self.records.append(d)
+
+
+def _child(html_fd: int, out_fd: int) -> int:
+    """The forked process: import and warm up WeasyPrint, typeset the HTML that arrives, reply."""
+    from evalspec.report.pdf_import import import_weasyprint
+
+    # Records go to the parent, which emits them through its own handlers (no duplicates here).
+    collect = _Collect()
+    for logger in [logging.root, *logging.Logger.manager.loggerDict.values()]:
+        if isinstance(logger, logging.Logger):
+            logger.handlers = []
+    logging.root.handlers = [collect]
+    try:
+        weasyprint = import_weasyprint()
+        weasyprint.HTML(string=_WARM_UP).write_pdf()
+    except Exception:  # noqa: BLE001 - the parent typesets in-process and reports the error itself
+        return 3
+    collect.records.clear()
+    html = _read_all(html_fd)
+    if not html:
+        return 0  # the parent gave up before the PDF (an error, or no PDF after all)
+    import evalspec.report.render  # noqa: F401 - loaded already in the parent that forked this process
+
+    # looked up at call time, as the parent would call it (a test's stand-in included)
+    pdf = sys.modules["evalspec.report.render"].render_pdf_bytes(html.decode("utf-8"))
+    _write_all(out_fd, pickle.dumps((pdf, collect.records), protocol=pickle.HIGHEST_PROTOCOL))
+    return 0
+
+
+class PdfWorker:
+    """A forked child that typesets one print-medium HTML document (see the module docstring)."""
+
+    def __init__(self, pid: int, html_fd: int, out_fd: int) -> None:
+        self._pid, self._html_fd, self._out_fd = pid, html_fd, out_fd
+
+    @classmethod
+    def start(cls) -> PdfWorker | None:
+        """Fork the child, or return None where that is unsafe or useless (then typeset in-process)."""
+        if not can_fork():
+            return None
+        for stream in (sys.stdout, sys.stderr):  # a buffered line must not be written twice
+            try:
+                stream.flush()
+            except (AttributeError, OSError, ValueError):
+                pass
+        html_r, html_w = os.pipe()
+        out_r, out_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            code = 1
+            try:
+                os.close(html_w)
+                os.close(out_r)
+                code = _child(html_r, out_w)
+            except BaseException:  # noqa: BLE001 - any failure is reported by the exit status alone
+                code = 2
+            finally:
+                os._exit(code)
+        os.close(html_r)
+        os.close(out_w)
+        return cls(pid, html_w, out_r)
+
+    def typeset(self, html: str) -> bytes | None:
+        """The PDF of ``html``, or None if the child could not make it (the caller typesets it then)."""
+        try:
+            _write_all(self._html_fd, html.encode("utf-8"))
+        except OSError:  # the child is gone (it failed to import WeasyPrint)
+            pass
+        self._close_input()
+        reply = _read_all(self._out_fd)
+        status = self._wait()
+        if status != 0 or not reply:
+            return None
+        try:
+            pdf, records = pickle.loads(reply)
+        except Exception:  # noqa: BLE001 - a truncated reply: typeset in-process
+            return None
+        for d in records:
+            record = logging.makeLogRecord(d)
+            logger = logging.getLogger(record.name)
+            if not logger.disabled:
+                logger.handle(record)
+        return pdf
+
+    def close(self) -> None:
+        """End the child if its PDF was not asked for (an error came first); idempotent."""
+        self._close_input()
+        if self._pid > 0:
+            import signal
+
+            try:
+                os.kill(self._pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._wait()
+
+    def _close_input(self) -> None:
+        if self._html_fd >= 0:
+            os.close(self._html_fd)
+            self._html_fd = -1
+
+    def _wait(self) -> int | None:
+        if self._out_fd >= 0:
+            os.close(self._out_fd)
+            self._out_fd = -1
+        if self._pid <= 0:
+            return None
+        _, status = os.waitpid(self._pid, 0)
+        self._pid = -1
+        return os.waitstatus_to_exitcode(status)
