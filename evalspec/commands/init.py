@@ -1,6 +1,7 @@
-"""``evalspec init [DIR]``: write a commented starter ``plan.yaml`` that validates as written.
+"""``evalspec init [DIR | FILE.yaml]``: write a commented starter ``plan.yaml`` that validates as written.
 
-Refuses to overwrite an existing plan (exit 2). DIR is created when missing.
+Refuses to overwrite an existing plan (exit 2). DIR is created when missing; a name ending in
+``.yaml``/``.yml`` is the plan file itself.
 """
 
 from __future__ import annotations
@@ -13,13 +14,22 @@ __all__ = ["init"]
 
 
 @click.command("init")
-@click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", required=False, default=".", type=click.Path(path_type=Path))
 def init(directory: Path) -> None:
-    """Write DIRECTORY/plan.yaml (default: ./plan.yaml), a commented plan to edit."""
+    """Write DIRECTORY/plan.yaml (default: ./plan.yaml), a commented plan to edit.
+
+    A name ending in .yaml or .yml is taken as the plan file itself (evalspec init study/my-plan.yaml).
+    """
     from evalspec.errors import InputError
     from evalspec.plan.lock import atomic_write_text
 
-    target = directory / "plan.yaml"
+    if directory.suffix.lower() in (".yaml", ".yml") and not directory.is_dir():
+        target, directory = directory, directory.parent
+    elif directory.exists() and not directory.is_dir():
+        raise InputError(f"{directory}: is a file, not a folder; give a folder (plan.yaml is written inside it) or "
+                         "a new file name ending in .yaml")
+    else:
+        target = directory / "plan.yaml"
     if target.exists() or target.is_symlink():
         raise InputError(f"{target}: already exists; refusing to overwrite it (edit it, or choose another DIR)")
     try:

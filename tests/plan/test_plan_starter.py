@@ -80,3 +80,24 @@ def test_validate_warns_while_the_starter_text_the_report_shows_is_left_in(tmp_p
     plan.write_text(text, encoding="utf-8")
     result = runner.invoke(main, ["validate", str(plan)])
     assert result.exit_code == 0 and "example text" not in result.output, result.output
+
+
+def test_init_given_a_yaml_file_name_writes_that_file(tmp_path: Path) -> None:
+    runner = CliRunner()
+    target = tmp_path / "study" / "my-plan.yaml"
+    result = runner.invoke(main, ["init", str(target)])
+    assert result.exit_code == 0, result.output
+    assert target.is_file() and target.read_text(encoding="utf-8") == starter_text()  # not a folder named my-plan.yaml
+    assert result.output.startswith(f"wrote {target}; edit it, then: evalspec validate {target}")
+    again = runner.invoke(main, ["init", str(target)])
+    assert again.exit_code == 2 and f"{target}: already exists; refusing to overwrite it" in again.output
+
+
+def test_init_given_another_file_says_what_to_give(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["init", str(notes)])
+    assert result.exit_code == 2
+    assert (f"{notes}: is a file, not a folder; give a folder (plan.yaml is written inside it) or a new file name "
+            "ending in .yaml") in result.output
+    assert notes.read_text(encoding="utf-8") == "x\n"
