@@ -426,9 +426,9 @@ def _caveats(core: PairedCore, contrib: Contributions | None, params: PairedDiff
     if core.bootstrap is not None and core.unit_name == "clusters" and core.units < BOOTSTRAP_MIN_CLUSTERS:
         out.append(Caveat(code="bootstrap_few_clusters", severity=sev,
                           message=f"The plan asks for the cluster bootstrap with {core.units} clusters; below "
-                          f"{BOOTSTRAP_MIN_CLUSTERS} clusters it tends to under-cover (81-93% for a nominal 95% in the "
-                          "coverage study), so this interval may be too narrow. Method auto (the CR2 cluster-robust t "
-                          "interval) holds its level there."))
+                          f"{BOOTSTRAP_MIN_CLUSTERS} clusters it tends to under-cover (81-93% for a nominal 95% in "
+                          "evalspec's simulations of clustered data), so this interval may be too narrow. Method auto "
+                          "(the CR2 cluster-robust t interval) holds its level there."))
     if contrib is not None and (contrib.largest_share > DOMINANT_SHARE
                                 or contrib.effective_clusters < MIN_EFFECTIVE_FRACTION * contrib.n) and core.informative:
         out.append(Caveat(code="dominant_cluster", severity=sev,
