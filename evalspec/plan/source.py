@@ -266,7 +266,10 @@ def _similar_files(fs: FsPath) -> str | None:
         names = [p.name for p in parent.iterdir() if p.suffix in (".yaml", ".yml")]
     except OSError:
         return None
-    close = difflib.get_close_matches(fs.name, names, n=1, cutoff=0.6)
+    # compare the names without the extension: every candidate ends in .yaml, which alone made
+    # 'nope.yaml' look like 'p3.yaml'
+    stems = {FsPath(n).stem: n for n in names}
+    close = [stems[m] for m in difflib.get_close_matches(fs.stem, list(stems), n=1, cutoff=0.6)]
     if close:
         return f"did you mean {os.path.join(str(fs.parent), close[0]) if str(fs.parent) != '.' else close[0]}?"
     return None

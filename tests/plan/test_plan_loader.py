@@ -131,6 +131,18 @@ def test_missing_file_suggests_a_close_name(tmp_path: Path, monkeypatch: pytest.
     assert "plna.yaml: no such file; did you mean plan.yaml?" in result.output
 
 
+def test_missing_file_suggests_no_name_that_only_shares_the_extension(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copyfile(EXAMPLE, tmp_path / "p3.yaml")
+    result = CliRunner().invoke(cli, ["validate", "nope.yaml"])
+    assert result.exit_code == 2
+    assert "nope.yaml: no such file\n" in result.output and "did you mean" not in result.output
+    shutil.copyfile(EXAMPLE, tmp_path / "plan.yaml")
+    other = CliRunner().invoke(cli, ["validate", "plan.yml"])
+    assert "plan.yml: no such file; did you mean plan.yaml?" in other.output
+
+
 def test_partial_rules_run_when_other_sections_are_broken(tmp_path: Path) -> None:
     """A field error in `decision` does not hide the baseline rule (all problems at once)."""
     text = EXAMPLE.read_text(encoding="utf-8").replace("baseline: B", "baseline: X")
