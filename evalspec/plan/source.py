@@ -379,7 +379,31 @@ def _syntax_error(exc: yaml.YAMLError, file: str, lines: list[str]) -> InputErro
     if line > len(lines) and lines:  # error at end of input: point at the last line's end
         line, col = len(lines), len(lines[-1]) + 1
     hint = _syntax_hint(str(problem))
+    glued = _colon_without_space(lines, line) if "mapping values are not allowed" in str(problem) \
+        or "expected ':'" in str(problem) else None
+    if glued is not None:  # `results:r.jsonl` is one word to YAML, so the error shows only on a later line
+        g_line, g_col, g_text = glued
+        key, value = g_text.split(":", 1)
+        message = f"YAML syntax error: no space after the colon in `{g_text}`, so YAML reads it as one word"
+        return InputError(f"{file}: {message}", [diagnostic_at(
+            file, lines, g_line, g_col, message, hint=f"write `{key}: {value}` (a space after the colon)",
+            width=len(g_text))])
+    if "did not find expected key" in str(problem) or "expected <block end>" in str(problem):
+        hint = ("the indentation of this line does not match the lines around it: keys of one mapping start in "
+                "the same column (YAML indents with spaces)")
     return InputError(f"{file}: {message}", [diagnostic_at(file, lines, line, col, message, hint=hint)])
+
+
+def _colon_without_space(lines: list[str], line: int) -> tuple[int, int, str] | None:
+    """(line, col, text) of a ``key:value`` written without a space at or just above ``line``, else None."""
+    import re
+
+    for n in range(min(line, len(lines)), max(0, line - 3), -1):
+        text = lines[n - 1]
+        m = re.match(r"^(\s*)([A-Za-z_][\w.-]*:[^\s:/][^\s]*)\s*(#.*)?$", text)
+        if m:
+            return n, len(m.group(1)) + 1, m.group(2)
+    return None
 
 
 def _syntax_hint(problem: str) -> str | None:
