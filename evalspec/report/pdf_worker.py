@@ -16,6 +16,7 @@ copies no other thread, so a lock another thread held would stay locked in the c
 while WeasyPrint is not yet imported (otherwise there is nothing to overlap). Anything that goes
 wrong in the child (WeasyPrint missing, a crash, a typesetting error) makes the parent typeset
 in-process instead, so errors are raised and worded exactly as without the worker.
+``EVALSPEC_NO_PDF_WORKER=1`` turns the worker off.
 """
 
 from __future__ import annotations
@@ -49,8 +50,12 @@ def _os_threads() -> int:
 
 
 def can_fork() -> bool:
-    """Whether a worker may be forked here and would save time (see the module docstring)."""
+    """Whether a worker may be forked here and would save time (see the module docstring).
+
+    ``EVALSPEC_NO_PDF_WORKER=1`` typesets in-process always (benchmarks compare the two).
+    """
     return (sys.platform.startswith("linux") and hasattr(os, "fork") and "weasyprint" not in sys.modules
+            and os.environ.get("EVALSPEC_NO_PDF_WORKER", "") in ("", "0")
             and threading.active_count() == 1 and _os_threads() == 1)
 
 

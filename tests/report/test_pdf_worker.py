@@ -115,8 +115,15 @@ print(json.dumps({"error": error, "children": children, "used": used}))
 
 
 def test_no_worker_after_weasyprint_is_imported_or_beside_another_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    import weasyprint
+
     from evalspec.report import pdf_worker
 
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    monkeypatch.delenv("EVALSPEC_NO_PDF_WORKER", raising=False)
     monkeypatch.setattr(pdf_worker, "_os_threads", lambda: 1)
     monkeypatch.setattr(threading, "active_count", lambda: 1)
     monkeypatch.setattr(sys, "platform", "linux")
@@ -131,7 +138,9 @@ def test_no_worker_after_weasyprint_is_imported_or_beside_another_thread(monkeyp
     monkeypatch.setattr(sys, "platform", "darwin")
     assert pdf_worker.can_fork() is False
     monkeypatch.setattr(sys, "platform", "linux")
-    import weasyprint
-
+    monkeypatch.setenv("EVALSPEC_NO_PDF_WORKER", "1")
+    assert pdf_worker.can_fork() is False
+    monkeypatch.delenv("EVALSPEC_NO_PDF_WORKER")
+    assert pdf_worker.can_fork() is True
     monkeypatch.setitem(sys.modules, "weasyprint", weasyprint)
     assert pdf_worker.can_fork() is False
