@@ -160,10 +160,48 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
     from evalspec.results.adapters import attach_provenance, claim_limits
 
     raws = read_all(plan, plan_path, plan_diagnostic)
-    checked = check_results(build_table(raws, plan, plan_diagnostic), plan)
+    try:
+        table = build_table(raws, plan, plan_diagnostic)
+    except InputError as exc:
+        raise _with_candidate_names_hint(exc, plan) from None
+    checked = check_results(table, plan)
     checked.detected.extend(claim_limits(raws, plan_path.parent))  # tool logs: a partial run, repeats the tool already reduced
     attach_provenance(checked.tidy, raws, plan_path.parent)  # tool logs: what was read, as `file.provenance`
     return checked
+
+
+def _with_candidate_names_hint(exc: InputError, plan: Any) -> InputError:
+    """Unknown candidates that are the plan's candidates' *models*: the fix is ``data.candidate_names``.
+
+    The table's message says to add the name under ``candidates`` or remove the rows; when the
+    results name candidates by their model (``gpt-a`` for ``candidates.a.model: gpt-a``), the
+    mapping is the fix, so the hint says so with the exact line to write. Only a failed read pays.
+    """
+    from dataclasses import replace
+
+    unknown = [d for d in exc.diagnostics if d.message.startswith("unknown candidate ")]
+    if not unknown:
+        return exc
+    import ast
+
+    by_model = {str(c.model): str(key) for key, c in plan.candidates.items()}
+    names = {str(d.got) for d in unknown if d.has_got}
+    for d in unknown:  # the message lists every unknown name as Python reprs: 'gpt-a', 'gpt-b'; ...
+        listed = d.message[len("unknown candidate "):].split("; the plan's candidates", 1)[0]
+        try:
+            names.update(str(v) for v in ast.literal_eval(f"[{listed}]"))
+        except (ValueError, SyntaxError):
+            pass
+    mapped = {n: by_model[n] for n in sorted(names) if n in by_model}
+    if mapped:
+        line = ", ".join(f"{n}: {k}" for n, k in mapped.items())
+        hint = (f"the results name candidates by their model; map them to the plan's keys with "
+                f"data.candidate_names: {{{line}}}")
+    else:
+        hint = ("map the name to a plan key with data.candidate_names: {NAME: KEY}, add it under `candidates` in the "
+                "plan, or remove these rows")
+    diags = [replace(d, hint=hint) if d in unknown else d for d in exc.diagnostics]
+    return InputError(str(exc), diags)
 
 
 def _display(path: Path) -> str:

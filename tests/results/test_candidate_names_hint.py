@@ -1,0 +1,55 @@
+"""Results that name candidates by their model: the unknown-candidate error gives the data.candidate_names line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from evalspec.cli import cli
+
+PLAN = """evalspec: 1
+id: names
+title: Two models
+question: Should we move to model a?
+decision_owner: evaluation lead
+population: support questions
+data:
+  results: r.jsonl
+  columns: {{candidate: model, outcome: ok}}
+candidates:
+  a: {{model: {a}}}
+  b: {{model: {b}}}
+baseline: b
+units: {{case: case}}
+analyses: [{{kind: paired_difference}}]
+"""
+
+
+def _run(tmp_path: Path, model_a: str, model_b: str = "gpt-b") -> str:
+    rows = [{"model": m, "case": f"c{i}", "ok": i % 3 != 0} for m in ("gpt-a", "gpt-b") for i in range(12)]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "plan.yaml").write_text(PLAN.format(a=model_a, b=model_b), encoding="utf-8")
+    res = CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml"), "--no-report"])
+    assert res.exit_code == 2, res.output
+    return res.stderr
+
+
+def test_names_that_are_the_candidates_models_get_the_mapping_to_write(tmp_path: Path) -> None:
+    err = _run(tmp_path, "gpt-a")
+    assert ("r.jsonl:1: model: unknown candidate 'gpt-a', 'gpt-b'; the plan's candidates are a, b (got 'gpt-a'); "
+            "the results name candidates by their model; map them to the plan's keys with "
+            "data.candidate_names: {gpt-a: a, gpt-b: b}") in err
+    assert "remove these rows" not in err
+
+
+def test_names_that_match_no_model_are_offered_the_mapping_among_the_fixes(tmp_path: Path) -> None:
+    err = _run(tmp_path, "vendor/a", "vendor/b")
+    assert ("(got 'gpt-a'); map the name to a plan key with data.candidate_names: {NAME: KEY}, add it under "
+            "`candidates` in the plan, or remove these rows") in err
+
+
+def test_only_the_names_that_are_models_are_mapped(tmp_path: Path) -> None:
+    err = _run(tmp_path, "vendor/a")  # gpt-b is b's model; gpt-a is no candidate's
+    assert "data.candidate_names: {gpt-b: b}" in err and "gpt-a: a" not in err
