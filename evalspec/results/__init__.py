@@ -163,7 +163,7 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
     try:
         table = build_table(raws, plan, plan_diagnostic)
     except InputError as exc:
-        raise _with_candidate_names_hint(exc, plan) from None
+        raise _with_outcome_hint(_with_candidate_names_hint(exc, plan)) from None
     checked = check_results(table, plan)
     checked.detected.extend(claim_limits(raws, plan_path.parent))  # tool logs: a partial run, repeats the tool already reduced
     attach_provenance(checked.tidy, raws, plan_path.parent)  # tool logs: what was read, as `file.provenance`
@@ -202,6 +202,25 @@ def _with_candidate_names_hint(exc: InputError, plan: Any) -> InputError:
                 "plan, or remove these rows")
     diags = [replace(d, hint=hint) if d in unknown else d for d in exc.diagnostics]
     return InputError(str(exc), diags)
+
+
+#: The table's hint for an outcome that is not pass/fail, and the fuller one shown instead: every
+#: spelling the reader accepts (README, "Results format"), and where values such as ERROR belong.
+_OUTCOME_HINT = ("use true/false, 1/0, pass/fail or C/I; for numeric scores set data.outcome.type: score "
+                 "with a pass_threshold; leave missing outcomes null")
+_OUTCOME_HINT_FULL = ("use true/false, 1/0, pass/fail, C/I, correct/incorrect or yes/no; list values that mean "
+                      "'no outcome' (ERROR, timeout) in data.missing_values; for numeric scores set "
+                      "data.outcome.type: score with a pass_threshold; leave missing outcomes null")
+
+
+def _with_outcome_hint(exc: InputError) -> InputError:
+    """The outcome hint with every accepted spelling and data.missing_values (the table's names four)."""
+    from dataclasses import replace
+
+    if not any(d.hint == _OUTCOME_HINT for d in exc.diagnostics):
+        return exc
+    return InputError(str(exc), [replace(d, hint=_OUTCOME_HINT_FULL) if d.hint == _OUTCOME_HINT else d
+                                 for d in exc.diagnostics])
 
 
 def _display(path: Path) -> str:

@@ -53,3 +53,14 @@ def test_names_that_match_no_model_are_offered_the_mapping_among_the_fixes(tmp_p
 def test_only_the_names_that_are_models_are_mapped(tmp_path: Path) -> None:
     err = _run(tmp_path, "vendor/a")  # gpt-b is b's model; gpt-a is no candidate's
     assert "data.candidate_names: {gpt-b: b}" in err and "gpt-a: a" not in err
+
+
+def test_an_outcome_that_is_not_pass_fail_lists_every_accepted_spelling(tmp_path: Path) -> None:
+    rows = [{"model": m, "case": f"c{i}", "ok": "ERROR" if i == 3 else "yes"} for m in ("a", "b") for i in range(12)]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "plan.yaml").write_text(PLAN.format(a="gpt-a", b="gpt-b"), encoding="utf-8")
+    res = CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml"), "--no-report"])
+    assert res.exit_code == 2
+    assert ("r.jsonl:4: ok: the outcome is not a pass/fail value (got 'ERROR'); use true/false, 1/0, pass/fail, C/I, "
+            "correct/incorrect or yes/no; list values that mean 'no outcome' (ERROR, timeout) in "
+            "data.missing_values;") in res.stderr
