@@ -163,7 +163,7 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
     try:
         table = build_table(raws, plan, plan_diagnostic)
     except InputError as exc:
-        raise _with_outcome_hint(_with_candidate_names_hint(exc, plan)) from None
+        raise _with_delimiter_hint(_with_outcome_hint(_with_candidate_names_hint(exc, plan)), raws) from None
     checked = check_results(table, plan)
     checked.detected.extend(claim_limits(raws, plan_path.parent))  # tool logs: a partial run, repeats the tool already reduced
     attach_provenance(checked.tidy, raws, plan_path.parent)  # tool logs: what was read, as `file.provenance`
@@ -221,6 +221,22 @@ def _with_outcome_hint(exc: InputError) -> InputError:
         return exc
     return InputError(str(exc), [replace(d, hint=_OUTCOME_HINT_FULL) if d.hint == _OUTCOME_HINT else d
                                  for d in exc.diagnostics])
+
+
+def _with_delimiter_hint(exc: InputError, raws: list[Any]) -> InputError:
+    """A CSV whose one column name holds semicolons or tabs was written with another separator: say so first."""
+    first = []
+    for raw in raws:
+        names = list(getattr(raw, "columns", {}) or {})
+        if getattr(raw, "format", None) != "csv" or len(names) != 1:
+            continue
+        sep = next((name for ch, name in ((";", "semicolons"), ("\t", "tabs")) if ch in names[0]), None)
+        if sep is not None:
+            first.append(Diagnostic(
+                file=raw.display, line=1, message=f"the header is one column, {names[0][:60]!r}: the file is "
+                f"separated by {sep}, and evalspec reads CSV separated by commas",
+                hint="save it with commas (a spreadsheet's 'CSV UTF-8, comma-delimited'), or as JSONL"))
+    return InputError(str(exc), first + exc.diagnostics) if first else exc
 
 
 def _display(path: Path) -> str:

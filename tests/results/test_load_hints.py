@@ -1,4 +1,4 @@
-"""Results that name candidates by their model: the unknown-candidate error gives the data.candidate_names line."""
+"""What a refused results table adds to the message: the data.candidate_names line, every accepted outcome, the CSV separator."""
 
 from __future__ import annotations
 
@@ -64,3 +64,16 @@ def test_an_outcome_that_is_not_pass_fail_lists_every_accepted_spelling(tmp_path
     assert ("r.jsonl:4: ok: the outcome is not a pass/fail value (got 'ERROR'); use true/false, 1/0, pass/fail, C/I, "
             "correct/incorrect or yes/no; list values that mean 'no outcome' (ERROR, timeout) in "
             "data.missing_values;") in res.stderr
+
+
+def test_a_semicolon_separated_csv_is_named_as_such_first(tmp_path: Path) -> None:
+    (tmp_path / "r.csv").write_text("model;case;ok\n" + "".join(f"{m};c{i};1\n" for m in "ab" for i in range(12)),
+                                    encoding="utf-8")
+    (tmp_path / "plan.yaml").write_text(PLAN.format(a="gpt-a", b="gpt-b").replace("r.jsonl", "r.csv"),
+                                        encoding="utf-8")
+    res = CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml"), "--no-report"])
+    assert res.exit_code == 2
+    first = res.stderr.splitlines()[0]
+    assert first.endswith("r.csv:1: the header is one column, 'model;case;ok': the file is separated by semicolons, "
+                          "and evalspec reads CSV separated by commas; save it with commas (a spreadsheet's "
+                          "'CSV UTF-8, comma-delimited'), or as JSONL"), first
