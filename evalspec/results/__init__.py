@@ -163,7 +163,8 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
     try:
         table = build_table(raws, plan, plan_diagnostic)
     except InputError as exc:
-        raise _with_delimiter_hint(_with_outcome_hint(_with_candidate_names_hint(exc, plan)), raws) from None
+        exc = _with_candidate_names_hint(exc, plan)
+        raise _with_delimiter_hint(_with_column_guess(_with_outcome_hint(exc), raws), raws) from None
     checked = check_results(table, plan)
     checked.detected.extend(claim_limits(raws, plan_path.parent))  # tool logs: a partial run, repeats the tool already reduced
     attach_provenance(checked.tidy, raws, plan_path.parent)  # tool logs: what was read, as `file.provenance`
@@ -221,6 +222,35 @@ def _with_outcome_hint(exc: InputError) -> InputError:
         return exc
     return InputError(str(exc), [replace(d, hint=_OUTCOME_HINT_FULL) if d.hint == _OUTCOME_HINT else d
                                  for d in exc.diagnostics])
+
+
+#: The column each role has in the tables evalspec's tool-log adapters write (and ``evalspec convert``).
+_ROLE_COLUMNS = {"data.columns.candidate": "candidate", "data.columns.outcome": "outcome", "units.case": "case_id",
+                 "data.columns.repeat": "repeat", "data.columns.model_version": "model_version",
+                 "data.columns.timestamp": "timestamp"}
+
+
+def _with_column_guess(exc: InputError, raws: list[Any]) -> InputError:
+    """A column the plan names but the results lack: 'did you mean' the closest column found, when one is close."""
+    import difflib
+    import re
+    from dataclasses import replace
+
+    found = sorted({str(name) for raw in raws for name in (getattr(raw, "columns", {}) or {})})
+    out, changed = [], False
+    for d in exc.diagnostics:
+        m = re.match(r"the plan names column '(.+)' for (\S+), but no results file has it$", d.message)
+        close = difflib.get_close_matches(m.group(1), found, n=1, cutoff=0.7) if m and found else []
+        if not close:  # a name differing only in case or separators ('Case-ID' for 'case_id')
+            squash = {re.sub(r"[^a-z0-9]", "", f.lower()): f for f in found}
+            close = [squash[k] for k in [re.sub(r"[^a-z0-9]", "", m.group(1).lower())] if k in squash] if m else []
+        if not close and m and _ROLE_COLUMNS.get(m.group(2)) in found:  # the name tool logs give the role
+            close = [_ROLE_COLUMNS[m.group(2)]]
+        if close:
+            d = replace(d, hint=f"did you mean {close[0]!r}? " + (d.hint or ""))
+            changed = True
+        out.append(d)
+    return InputError(str(exc), out) if changed else exc
 
 
 def _with_delimiter_hint(exc: InputError, raws: list[Any]) -> InputError:

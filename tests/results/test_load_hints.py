@@ -77,3 +77,27 @@ def test_a_semicolon_separated_csv_is_named_as_such_first(tmp_path: Path) -> Non
     assert first.endswith("r.csv:1: the header is one column, 'model;case;ok': the file is separated by semicolons, "
                           "and evalspec reads CSV separated by commas; save it with commas (a spreadsheet's "
                           "'CSV UTF-8, comma-delimited'), or as JSONL"), first
+
+
+def test_a_column_the_results_lack_gets_the_closest_column_found(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.results.logs_helpers import STRONG, WEAK, write_plan
+
+    (tmp_path / "logs").mkdir()
+    for f in (STRONG, WEAK):
+        shutil.copyfile(f, tmp_path / "logs" / f.name)
+    plan = write_plan(tmp_path, """  results: logs/
+  format: inspect
+  candidate_names: {coinflip/strong: strong, coinflip/weak: weak}
+  columns: {outcome: passed, timestamp: timestamps}""", cluster="Doc-ID")
+    plan.write_text(plan.read_text(encoding="utf-8").replace("case: case_id", "case: sample"), encoding="utf-8")
+    res = CliRunner().invoke(cli, ["run", str(plan), "--no-report"])
+    assert res.exit_code == 2
+    err = res.stderr
+    # a typo, a name differing in case and separators, the name the adapters give the role
+    assert ("the plan names column 'timestamps' for data.columns.timestamp, but no results file has it; did you mean "
+            "'timestamp'? columns found in") in err
+    assert "column 'Doc-ID' for units.cluster, but no results file has it; did you mean 'doc_id'?" in err
+    assert "column 'passed' for data.columns.outcome, but no results file has it; did you mean 'outcome'?" in err
+    assert "column 'sample' for units.case, but no results file has it; did you mean 'case_id'?" in err
