@@ -48,6 +48,7 @@ def test_no_interval_is_not_shown_as_a_95_percent_interval_from_minus_to_plus_10
     assert f"none ({why}), 95%" not in text
     assert "no interval was computed, so the difference has no stated uncertainty" in text
     assert "A 95% procedure covers the true value" not in text
+    assert "Worth acting on from +3.0 pts." in text and "(dashed line)" not in text  # no number line is drawn
 
 
 def test_an_informative_interval_is_still_given_with_its_level(tmp_path: Path) -> None:
@@ -55,3 +56,4 @@ def test_an_informative_interval_is_still_given_with_its_level(tmp_path: Path) -
     text = _text(html.read_text(encoding="utf-8"))
     assert "(95% interval −3.0 to +11.0 pts), cluster_bootstrap (bca)." in text
     assert "Interval cluster_bootstrap (bca), 95%" in text
+    assert "Worth acting on from +3.0 pts (dashed line)." in text
