@@ -165,7 +165,10 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
     except InputError as exc:
         exc = _with_candidate_names_hint(exc, plan)
         raise _with_delimiter_hint(_with_column_guess(_with_outcome_hint(exc), raws), raws) from None
-    checked = check_results(table, plan)
+    try:
+        checked = check_results(table, plan)
+    except InputError as exc:
+        raise _with_repeat_hint(exc, plan, raws) from None
     checked.detected.extend(claim_limits(raws, plan_path.parent))  # tool logs: a partial run, repeats the tool already reduced
     attach_provenance(checked.tidy, raws, plan_path.parent)  # tool logs: what was read, as `file.provenance`
     return checked
@@ -251,6 +254,22 @@ def _with_column_guess(exc: InputError, raws: list[Any]) -> InputError:
             changed = True
         out.append(d)
     return InputError(str(exc), out) if changed else exc
+
+
+def _with_repeat_hint(exc: InputError, plan: Any, raws: list[Any]) -> InputError:
+    """Duplicate attempts in results without a repeat column: they are repeats that carry no number."""
+    from dataclasses import replace
+
+    col = plan.data.columns.repeat
+    if col is not None and any(col in (getattr(raw, "columns", {}) or {}) for raw in raws):
+        return exc
+    dup = [d for d in exc.diagnostics if d.message.startswith("duplicate (candidate, case, repeat)")]
+    if not dup:
+        return exc
+    hint = (f"the results have no repeat column ({col!r}, data.columns.repeat), so every attempt of a case counts "
+            "as repeat 1: if these are repeats, add a column numbering them 1, 2, ... (and set attempts.repeats); "
+            "else remove the duplicates")
+    return InputError(str(exc), [replace(d, hint=hint) if d in dup else d for d in exc.diagnostics])
 
 
 def _with_delimiter_hint(exc: InputError, raws: list[Any]) -> InputError:

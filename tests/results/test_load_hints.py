@@ -101,3 +101,16 @@ def test_a_column_the_results_lack_gets_the_closest_column_found(tmp_path: Path)
     assert "column 'Doc-ID' for units.cluster, but no results file has it; did you mean 'doc_id'?" in err
     assert "column 'passed' for data.columns.outcome, but no results file has it; did you mean 'outcome'?" in err
     assert "column 'sample' for units.case, but no results file has it; did you mean 'case_id'?" in err
+
+
+def test_repeats_without_a_repeat_column_are_called_what_they_are(tmp_path: Path) -> None:
+    rows = [{"model": m, "case": f"c{i}", "ok": (i + r) % 2 == 0} for m in ("a", "b") for i in range(12) for r in range(3)]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "plan.yaml").write_text(PLAN.format(a="gpt-a", b="gpt-b"), encoding="utf-8")  # three rows a case
+    res = CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml"), "--no-report"])
+    assert res.exit_code == 2
+    assert ("r.jsonl:2: row: duplicate (candidate, case, repeat): the same attempt appears twice (first copy at "
+            in res.stderr)
+    assert ("the results have no repeat column ('repeat', data.columns.repeat), so every attempt of a case counts as "
+            "repeat 1: if these are repeats, add a column numbering them 1, 2, ... (and set attempts.repeats); else "
+            "remove the duplicates") in res.stderr
