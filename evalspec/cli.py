@@ -35,6 +35,9 @@ COMMANDS: dict[str, str] = {
     "tbg": "evalspec.commands.tbg:tbg",
 }
 
+#: The order ``evalspec --help`` lists the commands in: the order a study uses them.
+WORKFLOW = ("init", "validate", "lock", "run", "report", "audit", "power", "convert", "schema", "tbg")
+
 _HELP = {
     "validate": "Check plan files; print every problem at its line.",
     "lock": "Record the plan's canonical hash in PLAN.lock.json.",
@@ -53,7 +56,21 @@ class LazyGroup(click.Group):
     """A click group whose subcommands are imported on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in COMMANDS if _available(name))
+        return [name for name in WORKFLOW if name in COMMANDS and _available(name)] + sorted(
+            name for name in COMMANDS if name not in WORKFLOW and _available(name))
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                             list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib
+
+            listed = self.list_commands(ctx)
+            close = difflib.get_close_matches(name, [c for c in listed if c != name], n=1, cutoff=0.6)
+            order = ", ".join(listed)
+            ctx.fail(f"No such command {name!r}." + (f" Did you mean {close[0]!r}?" if close else "")
+                     + f" The commands, in the order of a study: {order}.")
+        return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
