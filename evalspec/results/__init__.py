@@ -168,7 +168,7 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
     try:
         checked = check_results(table, plan)
     except InputError as exc:
-        raise _with_repeat_hint(exc, plan, raws) from None
+        raise _with_no_rows_hint(_with_repeat_hint(exc, plan, raws), raws) from None
     checked.detected.extend(claim_limits(raws, plan_path.parent))  # tool logs: a partial run, repeats the tool already reduced
     attach_provenance(checked.tidy, raws, plan_path.parent)  # tool logs: what was read, as `file.provenance`
     return checked
@@ -254,6 +254,21 @@ def _with_column_guess(exc: InputError, raws: list[Any]) -> InputError:
             changed = True
         out.append(d)
     return InputError(str(exc), out) if changed else exc
+
+
+def _with_no_rows_hint(exc: InputError, raws: list[Any]) -> InputError:
+    """A candidate with no rows: most often its file was not read or its name not mapped, not a candidate to drop."""
+    from dataclasses import replace
+
+    empty = [d for d in exc.diagnostics if d.message.startswith("candidate ") and "has no rows in the results" in
+             d.message]
+    if not empty:
+        return exc
+    files = ", ".join(getattr(r, "display", "?") for r in raws[:5]) + (", ..." if len(raws) > 5 else "")
+    hint = (f"the files read were {files}: check that data.results names this candidate's results and that "
+            "data.candidate_names maps the name they give it; if it was never run, run it (dropping it from the "
+            "plan after seeing the results is a change the lock records)")
+    return InputError(str(exc), [replace(d, hint=hint) if d in empty else d for d in exc.diagnostics])
 
 
 def _with_repeat_hint(exc: InputError, plan: Any, raws: list[Any]) -> InputError:
