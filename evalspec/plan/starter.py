@@ -37,6 +37,7 @@ _EXAMPLE: dict[str, Any] = {
     "population": "the cases the decision is about (e.g. English support questions, Q3 traffic sample)",
     "data": {
         "results": "results.jsonl",
+        "format": "auto",
         "columns": {"candidate": "candidate", "repeat": "repeat", "outcome": "passed",
                     "model_version": "model_version", "timestamp": "timestamp"},
         "outcome": {},

@@ -101,3 +101,9 @@ def test_init_given_another_file_says_what_to_give(tmp_path: Path) -> None:
     assert (f"{notes}: is a file, not a folder; give a folder (plan.yaml is written inside it) or a new file name "
             "ending in .yaml") in result.output
     assert notes.read_text(encoding="utf-8") == "x\n"
+
+
+def test_the_starter_shows_where_tool_logs_are_named() -> None:
+    text = starter_text()
+    assert ("  # File format; 'auto' decides by extension; inspect, lm_eval and promptfoo read those tools' logs\n"
+            "  # unchanged.\n  format: auto\n") in text
