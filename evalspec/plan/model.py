@@ -158,7 +158,8 @@ class Columns(_Strict):
 
     candidate: ColumnName = Field("candidate", description="Column naming the candidate (a key of `candidates`).")
     repeat: ColumnName | None = Field("repeat", description="Column numbering repeats of a case (1, 2, ...); null if one attempt.")
-    outcome: ColumnName = Field("outcome", description="Pass/fail (true/false, 1/0, pass/fail, C/I) or a numeric score.")
+    outcome: ColumnName = Field("outcome", description="Pass/fail (true/false, 1/0, pass/fail, C/I, "
+                                "correct/incorrect, yes/no) or a numeric score.")
     model_version: ColumnName | None = Field(None, description="Column with the model version actually served.")
     timestamp: ColumnName | None = Field(None, description="Column with the run time of each row (ISO 8601).")
     critical: ColumnName | None = Field(None, description="Column flagging critical cases (truthy = critical).")
