@@ -22,6 +22,7 @@ def lock(plan: str, force: bool) -> None:
     from evalspec.plan.lock import write_lock
 
     loaded = load_plan(plan)
+    _print_warnings(loaded)  # what validate would warn about: locking is the moment it still costs nothing
     result = write_lock(loaded, force=force)
     rec = result.record
     where = ""
@@ -41,3 +42,14 @@ def lock(plan: str, force: bool) -> None:
         for change in result.changes:
             click.echo(f"  {change.describe()}", err=True)
     click.echo(f"{plan}: locked {rec.hash} at {rec.locked_at}{where} -> {result.path}")
+
+
+def _print_warnings(loaded) -> None:  # type: ignore[no-untyped-def]
+    """The plan's validate warnings, on stderr (the plan is still locked: a warning leaves it valid)."""
+    from evalspec.plan.positions import format_path
+    from evalspec.plan.rules import warnings as plan_warnings
+
+    for w in plan_warnings(loaded.plan):
+        d = loaded.diagnostic(format_path(w.path), "warning: " + w.message, hint=w.hint,
+                              **({"got": w.got} if w.has_got else {}))
+        click.echo(d.render(), err=True)

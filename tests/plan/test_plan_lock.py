@@ -283,3 +283,16 @@ def test_canonical_hash_accepts_plan_loaded_plan_and_mapping(plan_copy: Path) ->
     assert read_lock(plan_copy) is None
     with pytest.raises(TypeError):
         canonical_hash(42)
+
+
+def test_lock_prints_the_warnings_validate_gives_and_still_locks(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from evalspec.cli import cli
+
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", str(tmp_path)]).exit_code == 0
+    res = runner.invoke(cli, ["lock", str(tmp_path / "plan.yaml")])
+    assert res.exit_code == 0, res.output
+    assert "systematic_limits[0]: warning: this limit is still the example text of `evalspec init`" in res.stderr
+    assert (tmp_path / "plan.yaml.lock.json").is_file()
