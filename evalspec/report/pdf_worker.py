@@ -156,12 +156,14 @@ class PdfWorker:
             pass
         self._close_input()
         reply = _read_all(self._out_fd)
-        status = self._wait()
-        if status != 0 or not reply:
-            return None
+        self._wait()
+        # The child replies only after typesetting succeeded; its exit status adds nothing (and is
+        # unavailable where SIGCHLD is ignored).
         try:
             pdf, records = pickle.loads(reply)
-        except Exception:  # noqa: BLE001 - a truncated reply: typeset in-process
+        except Exception:  # noqa: BLE001 - no reply or a truncated one: typeset in-process
+            return None
+        if not isinstance(pdf, bytes) or not pdf.startswith(b"%PDF"):
             return None
         for d in records:
             record = logging.makeLogRecord(d)
@@ -193,6 +195,9 @@ class PdfWorker:
             self._out_fd = -1
         if self._pid <= 0:
             return None
-        _, status = os.waitpid(self._pid, 0)
-        self._pid = -1
+        pid, self._pid = self._pid, -1
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:  # already reaped (SIGCHLD ignored by the embedding program)
+            return None
         return os.waitstatus_to_exitcode(status)

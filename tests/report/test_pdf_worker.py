@@ -84,6 +84,18 @@ print(json.dumps({"used": used, "seen": seen, "me": os.getpid(), "bytes": path.r
     assert int(got["seen"][0].split()[-1]) != got["me"]  # the child typeset it
 
 
+@pytest.mark.skipif(not LINUX, reason="the worker forks on Linux only")
+def test_the_worker_reply_counts_where_children_are_reaped_by_the_program(tmp_path: Path) -> None:
+    """With SIGCHLD ignored the child's exit status is lost; its reply still stands."""
+    got = _run(r"""
+import signal
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+(path,) = render(claim, out, ("pdf",))
+print(json.dumps({"used": used, "pdf": path.read_bytes()[:5].decode()}))
+""", tmp_path)
+    assert got == {"used": [True], "pdf": "%PDF-"}
+
+
 def test_a_failed_worker_leaves_the_pdf_to_this_process(tmp_path: Path) -> None:
     got = _run(r"""
 pw._child = lambda html_fd, out_fd: 3  # as when WeasyPrint cannot be imported in the child
