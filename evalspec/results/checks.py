@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
+from evalspec.results.hints import no_rows_hint, unnumbered_repeats_hint
 from evalspec.results.table import Tidy, _factorize, located, missing_mask
 
 __all__ = ["Checked", "check_results"]
@@ -56,7 +57,7 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
         if counts[j] == 0:
             problems.append(Diagnostic(file=where_all, key=plan.data.columns.candidate,
                                        message=f"candidate {name!r} has no rows in the results",
-                                       hint="run it, or remove it from the plan's candidates"))
+                                       hint=no_rows_hint(tidy.displays)))
 
     # duplicates of (candidate, case, repeat)
     n_cases = len(tidy.case_ids)
@@ -71,7 +72,8 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
             tidy, rows, "row",
             "duplicate (candidate, case, repeat): the same attempt appears twice "
             f"(first copy at {file0}:{line0})",
-            hint="remove the duplicate or number the repeats",
+            hint=("remove the duplicate or number the repeats" if plan.data.columns.repeat in tidy.raw
+                  else unnumbered_repeats_hint(plan.data.columns.repeat)),
         )
 
     # a case's cluster is the same on every row

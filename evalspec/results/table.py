@@ -21,6 +21,7 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_LABEL_CHARS, MAX_ROWS, MAX_SLICE_LEVELS
+from evalspec.results.hints import OUTCOME_HINT, candidate_names_hint, column_guess, delimiter_problems
 from evalspec.results.readers import CodedColumn, RawFile, arrow_numpy, arrow_strings, arrow_texts
 
 __all__ = ["Tidy", "FileInfo", "build_table", "located", "factorize", "missing_mask", "MAX_LISTED", "MAX_REPEAT",
@@ -417,6 +418,9 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
         if name not in cat.columns:
             message = f"the plan names column {name!r} for {role}, but no results file has it"
             hint = f"columns found in {', '.join(cat.displays)}: {found}; fix the plan's column name or the results"
+            guess = column_guess(name, role, cat.columns)
+            if guess is not None:
+                hint = f"did you mean {guess!r}? " + hint
             if plan_diagnostic is not None:
                 problems.append(plan_diagnostic(role, message, hint=hint))
             else:
@@ -441,7 +445,8 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
     else:
         repeat_col = need(cols.repeat, "data.columns.repeat")
     if problems:
-        raise InputError("the results do not have the columns the plan names", problems)
+        raise InputError("the results do not have the columns the plan names",
+                         delimiter_problems((r.display, r.format, list(r.columns)) for r in raws) + problems)
     assert cand_col is not None and case_col is not None and out_col is not None
     used = plan_columns(plan)
     for name, key in used.items():
@@ -466,7 +471,7 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
         seen = sorted({ulab[c] for c in ccodes[unknown]})
         problems += located(cat, unknown, cols.candidate,
                             f"unknown candidate {', '.join(map(repr, seen))}; the plan's candidates are {', '.join(names)}",
-                            values=cand_col, hint="add it under `candidates` in the plan or remove these rows")
+                            values=cand_col, hint=candidate_names_hint(seen, plan))
     nocand = np.flatnonzero(cand == -2)
     if nocand.size:
         problems += located(cat, nocand, cols.candidate, "the row names no candidate", hint="fill in the candidate")
@@ -502,8 +507,7 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
         if bad.any():
             problems += located(
                 cat, np.flatnonzero(bad), cols.outcome, "the outcome is not a pass/fail value", values=out_col,
-                hint="use true/false, 1/0, pass/fail or C/I; for numeric scores set data.outcome.type: score "
-                "with a pass_threshold; leave missing outcomes null",
+                hint=OUTCOME_HINT,
             )
         score = passed
     # cluster

@@ -1,0 +1,100 @@
+"""What to do about a refused results table: the hints the table and the checks give.
+
+Pure functions of what the refusing code already holds (the plan, the columns found, the
+files read), so each hint is written where its problem is found, in one place:
+
+* :data:`OUTCOME_HINT` - every pass/fail spelling the reader accepts, and where values such
+  as ``ERROR`` belong;
+* :func:`column_guess` - "did you mean" for a column the plan names but no file has;
+* :func:`candidate_names_hint` - results that name candidates by their *model*;
+* :func:`no_rows_hint` - a candidate without rows: its file was not read or its name not mapped;
+* :func:`unnumbered_repeats_hint` - duplicate attempts in results without a repeat column;
+* :func:`delimiter_problems` - a CSV whose one column name holds semicolons or tabs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from evalspec.errors import Diagnostic
+
+__all__ = ["OUTCOME_HINT", "candidate_names_hint", "column_guess", "delimiter_problems", "no_rows_hint",
+           "unnumbered_repeats_hint"]
+
+#: Every spelling the reader accepts (README, "Results format"), and where values such as ERROR belong.
+OUTCOME_HINT = ("use true/false, 1/0, pass/fail, C/I, correct/incorrect or yes/no; list values that mean "
+                "'no outcome' (ERROR, timeout) in data.missing_values; for numeric scores set "
+                "data.outcome.type: score with a pass_threshold; leave missing outcomes null")
+
+#: The column each role has in the tables evalspec's tool-log adapters write (and ``evalspec convert``).
+_ROLE_COLUMNS = {"data.columns.candidate": "candidate", "data.columns.outcome": "outcome", "units.case": "case_id",
+                 "data.columns.repeat": "repeat", "data.columns.model_version": "model_version",
+                 "data.columns.timestamp": "timestamp"}
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def column_guess(name: str, role: str, found: Iterable[str]) -> str | None:
+    """The column found that the plan probably meant by ``name`` (for ``role``), or None.
+
+    A close spelling, the same name in another case or with other separators (``Case-ID`` for
+    ``case_id``), or the column tool-log tables give the role.
+    """
+    found = sorted({str(f) for f in found})
+    if not found:
+        return None
+    close = difflib.get_close_matches(name, found, n=1, cutoff=0.7)
+    if close:
+        return close[0]
+    squashed = {_squash(f): f for f in found}
+    if _squash(name) in squashed:
+        return squashed[_squash(name)]
+    role_column = _ROLE_COLUMNS.get(role)
+    return role_column if role_column in found else None
+
+
+def candidate_names_hint(unknown: Sequence[str], plan: Any) -> str:
+    """What to do about candidate names the plan lacks: map them when they are its candidates' models."""
+    by_model = {str(c.model): str(key) for key, c in plan.candidates.items()}
+    mapped = {n: by_model[n] for n in sorted(unknown) if n in by_model}
+    if mapped:
+        line = ", ".join(f"{n}: {k}" for n, k in mapped.items())
+        return (f"the results name candidates by their model; map them to the plan's keys with "
+                f"data.candidate_names: {{{line}}}")
+    return ("map the name to a plan key with data.candidate_names: {NAME: KEY}, add it under `candidates` in the "
+            "plan, or remove these rows")
+
+
+def no_rows_hint(displays: Sequence[str]) -> str:
+    """A candidate with no rows: most often its file was not read or its name not mapped, not a candidate to drop."""
+    files = ", ".join(displays[:5]) + (", ..." if len(displays) > 5 else "")
+    return (f"the files read were {files}: check that data.results names this candidate's results and that "
+            "data.candidate_names maps the name they give it; if it was never run, run it (dropping it from the "
+            "plan after seeing the results is a change the lock records)")
+
+
+def unnumbered_repeats_hint(repeat_column: str | None) -> str:
+    """Duplicate attempts where the results have no repeat column: repeats that carry no number."""
+    return (f"the results have no repeat column ({repeat_column!r}, data.columns.repeat), so every attempt of a case "
+            "counts as repeat 1: if these are repeats, add a column numbering them 1, 2, ... (and set "
+            "attempts.repeats); else remove the duplicates")
+
+
+def delimiter_problems(files: Iterable[tuple[str, str, Sequence[str]]]) -> list[Diagnostic]:
+    """A CSV ``(display, format, column names)`` whose one column name holds semicolons or tabs: say so first."""
+    out = []
+    for display, fmt, names in files:
+        if fmt != "csv" or len(names) != 1:
+            continue
+        sep = next((word for ch, word in ((";", "semicolons"), ("\t", "tabs")) if ch in names[0]), None)
+        if sep is not None:
+            out.append(Diagnostic(
+                file=display, line=1, message=f"the header is one column, {names[0][:60]!r}: the file is "
+                f"separated by {sep}, and evalspec reads CSV separated by commas",
+                hint="save it with commas (a spreadsheet's 'CSV UTF-8, comma-delimited'), or as JSONL"))
+    return out
