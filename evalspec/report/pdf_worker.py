@@ -3,10 +3,11 @@
 Writing a PDF report costs, in one process and in this order: matplotlib's import and the
 plots (about 0.5 s), then WeasyPrint's import (about 0.25 s), then the typesetting. The first
 two do not depend on each other. When :func:`evalspec.report.render` is asked for a PDF,
-:meth:`PdfWorker.start` forks a child that imports WeasyPrint while the parent draws the plots
-and renders the print HTML; the parent then hands the HTML over a pipe, the child typesets it with
+:meth:`PdfWorker.start` forks a child (it has the claim) that imports WeasyPrint and compiles the
+report's templates while the parent draws the plots; the parent then hands the plots over a pipe,
+the child writes the print HTML with :func:`evalspec.report.render.render_html`, typesets it with
 :func:`evalspec.report.render.render_pdf_bytes` and sends back the bytes and its log records (the
-parent re-emits them on its own loggers) and the parent writes the file. The PDF is the same bytes
+parent re-emits them on its own loggers), and the parent writes the file. The PDF is the same bytes
 as an in-process render; the command takes less wall time wherever a second core is free.
 
 The child is only forked where that is safe and useful: on Linux (macOS's system frameworks do
@@ -80,9 +81,14 @@ class _Collect(logging.Handler):
         self.records.append(d)
 
 
-def _child(html_fd: int, out_fd: int) -> int:
-    """The forked process: import WeasyPrint, typeset the HTML that arrives, reply."""
+def _child(claim: dict[str, Any], in_fd: int, out_fd: int) -> int:
+    """The forked process: import WeasyPrint and compile the templates; when the plots arrive,
+    write the print HTML, typeset it, reply."""
+    import evalspec.report.render  # noqa: F401 - loaded already in the parent that forked this process
     from evalspec.report.pdf_import import import_weasyprint
+
+    # looked up at call time, as the parent would call them (a test's stand-in included)
+    render_module = sys.modules["evalspec.report.render"]
 
     # Records go to the parent, which emits them through its own handlers (no duplicates here).
     collect = _Collect()
@@ -94,27 +100,31 @@ def _child(html_fd: int, out_fd: int) -> int:
     # then 0.01-0.02 s faster, for 0.07 s of CPU that competes with the parent's plots.)
     try:
         import_weasyprint()
+        # One template environment for this process, its templates compiled now by a render
+        # without plots (this process ends after one report; the parent's stays as it is).
+        env = render_module._env()
+        render_module._env = lambda: env
+        render_module.render_html(claim, "print", with_plots=False)
     except Exception:  # noqa: BLE001 - the parent typesets in-process and reports the error itself
         return 3
-    html = _read_all(html_fd)
-    if not html:
+    payload = _read_all(in_fd)
+    if not payload:
         return 0  # the parent gave up before the PDF (an error, or no PDF after all)
-    import evalspec.report.render  # noqa: F401 - loaded already in the parent that forked this process
-
-    # looked up at call time, as the parent would call it (a test's stand-in included)
-    pdf = sys.modules["evalspec.report.render"].render_pdf_bytes(html.decode("utf-8"))
+    drawn = pickle.loads(payload)
+    html = render_module.render_html(claim, "print", drawn=drawn)
+    pdf = render_module.render_pdf_bytes(html)
     _write_all(out_fd, pickle.dumps((pdf, collect.records), protocol=pickle.HIGHEST_PROTOCOL))
     return 0
 
 
 class PdfWorker:
-    """A forked child that typesets one print-medium HTML document (see the module docstring)."""
+    """A forked child that writes and typesets the PDF of one claim (see the module docstring)."""
 
-    def __init__(self, pid: int, html_fd: int, out_fd: int) -> None:
-        self._pid, self._html_fd, self._out_fd = pid, html_fd, out_fd
+    def __init__(self, pid: int, in_fd: int, out_fd: int) -> None:
+        self._pid, self._in_fd, self._out_fd = pid, in_fd, out_fd
 
     @classmethod
-    def start(cls) -> PdfWorker | None:
+    def start(cls, claim: dict[str, Any]) -> PdfWorker | None:
         """Fork the child, or return None where that is unsafe or useless (then typeset in-process)."""
         if not can_fork():
             return None
@@ -123,27 +133,28 @@ class PdfWorker:
                 stream.flush()
             except (AttributeError, OSError, ValueError):
                 pass
-        html_r, html_w = os.pipe()
+        in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: never returns into the caller's code
             code = 1
             try:
-                os.close(html_w)
+                os.close(in_w)
                 os.close(out_r)
-                code = _child(html_r, out_w)
+                code = _child(claim, in_r, out_w)
             except BaseException:  # noqa: BLE001 - any failure is reported by the exit status alone
                 code = 2
             finally:
                 os._exit(code)
-        os.close(html_r)
+        os.close(in_r)
         os.close(out_w)
-        return cls(pid, html_w, out_r)
+        return cls(pid, in_w, out_r)
 
-    def typeset(self, html: str) -> bytes | None:
-        """The PDF of ``html``, or None if the child could not make it (the caller typesets it then)."""
+    def typeset(self, drawn: dict[str, Any]) -> bytes | None:
+        """The PDF of the claim with the plots ``drawn`` (see :func:`evalspec.report.render.draw_plots`),
+        or None if the child could not make it (the caller typesets it then)."""
         try:
-            _write_all(self._html_fd, html.encode("utf-8"))
+            _write_all(self._in_fd, pickle.dumps(drawn, protocol=pickle.HIGHEST_PROTOCOL))
         except OSError:  # the child is gone (it failed to import WeasyPrint)
             pass
         self._close_input()
@@ -177,9 +188,9 @@ class PdfWorker:
         self._wait()
 
     def _close_input(self) -> None:
-        if self._html_fd >= 0:
-            os.close(self._html_fd)
-            self._html_fd = -1
+        if self._in_fd >= 0:
+            os.close(self._in_fd)
+            self._in_fd = -1
 
     def _wait(self) -> int | None:
         if self._out_fd >= 0:

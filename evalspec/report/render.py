@@ -25,7 +25,7 @@ from evalspec.errors import EvalspecError
 from evalspec.report import fmt
 from evalspec.report.view import ReportView, build_view, generic_layout, title_of
 
-__all__ = ["FORMATS", "PdfUnavailable", "atomic_write", "render", "render_html", "render_pdf_bytes"]
+__all__ = ["FORMATS", "PdfUnavailable", "atomic_write", "draw_plots", "render", "render_html", "render_pdf_bytes"]
 
 FORMATS = ("html", "pdf")
 _TEMPLATE = "report.html.j2"
@@ -134,6 +134,18 @@ def _as_image(svg: Any) -> Any:
     return Markup(f'<img class="plot" alt="{alt}" src="data:image/svg+xml;base64,{data}">')
 
 
+def draw_plots(claim: dict[str, Any], drawn: dict[str, Any]) -> dict[str, Any]:
+    """Draw the plots of ``claim`` into ``drawn`` as :func:`render_html` would, unless it holds them.
+
+    The PDF worker (:mod:`evalspec.report.pdf_worker`) gets the plots this way and writes the
+    print HTML itself, its templates compiled while the plots were drawn here.
+    """
+    if "plots" not in drawn:
+        view = build_view(claim, "print")
+        drawn.update(plots=_plots(view), page1_level=view.page1_level)
+    return drawn
+
+
 def render_html(claim: dict[str, Any], medium: str = "screen", *, with_plots: bool = True,
                 drawn: dict[str, Any] | None = None) -> str:
     """The report as one self-contained HTML document (``medium`` 'screen' or 'print').
@@ -221,17 +233,16 @@ def render(claim: dict[str, Any], out_dir: str | os.PathLike[str], formats: Iter
     written = []
     drawn: dict[str, Any] = {}  # plots drawn once for both media
     # WeasyPrint is imported in a forked child while the plots are drawn here (where safe; else None)
-    worker = PdfWorker.start() if "pdf" in wanted else None
+    worker = PdfWorker.start(claim) if "pdf" in wanted else None
     try:
         for f in wanted:
             if f == "html":
                 html = render_html(claim, "screen", drawn=drawn)
                 written.append(atomic_write(out / f"{stem}.html", html.encode("utf-8")))
             else:
-                html = render_html(claim, "print", drawn=drawn)
-                pdf = worker.typeset(html) if worker is not None else None
+                pdf = worker.typeset(draw_plots(claim, drawn)) if worker is not None else None
                 if pdf is None:  # no worker, or it failed: typeset here (and raise what goes wrong here)
-                    pdf = render_pdf_bytes(html)
+                    pdf = render_pdf_bytes(render_html(claim, "print", drawn=drawn))
                 written.append(atomic_write(out / f"{stem}.pdf", pdf))
     finally:
         if worker is not None:
