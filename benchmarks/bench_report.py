@@ -8,6 +8,9 @@ claim (made in memory with ``evalspec.run.run_plan``), the hand-made fixtures of
 tests, and a claim with 100,000 paired cases (20,000 disagreeing cases listed; the PDF caps its
 appendix at 500 per list).
 
+The whole ``evalspec report`` command (interpreter, imports, the PDF worker) is timed side by
+side for HTML and PDF by ``benchmarks/bench_report_cli.py`` (the issue's pdf/html target).
+
 Usage: ``python benchmarks/bench_report.py [--repeat N] [--quick]``. Prints one row per case
 and the ratios PDF/HTML, PDF/PDF-without-plots and PDF/target, with the PDF's CPU time beside its
 wall time (a shared machine inflates wall time; CPU time shows whether the renderer itself is
