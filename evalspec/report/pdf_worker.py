@@ -28,7 +28,8 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["PdfWorker"]
+__all__ = ["PdfWorker", "can_fork"]
+
 
 def _os_threads() -> int:
     """Threads of this process as the kernel counts them (numpy's BLAS pool included); 0 if unknown."""
