@@ -5,8 +5,9 @@ computes a statistic. Plots are built on a bare :class:`matplotlib.figure.Figure
 state, no GUI backend) and saved as SVG with ``svg.fonttype: none`` so labels stay text that
 a reader can select and WeasyPrint sets in the report's font. They are readable in greyscale:
 zones differ by lightness and are bounded by drawn lines, markers by shape, and every zone and
-line is labelled in words (no hatch patterns: matplotlib 3.10+ drew them in the zone's own colour,
-invisibly, and they were the dearest part of the PDF's plots). matplotlib is imported lazily: ``evalspec validate`` must not pay for it.
+line is labelled in words (no hatch patterns: matplotlib 3.11 drew them in the zone's own colour,
+invisibly, and they were the dearest part of the PDF's plots). matplotlib is imported lazily:
+``evalspec validate`` must not pay for it.
 
 Each function returns an SVG fragment (no XML prolog) whose ``id`` attributes are prefixed
 with a per-plot key, so several plots can sit in one HTML page without id collisions.
