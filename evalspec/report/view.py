@@ -63,6 +63,8 @@ class ReportView:
     stated_limits: list[str] = field(default_factory=list)
     detected_limits: list[dict[str, Any]] = field(default_factory=list)
     sampling: list[tuple[str, str]] = field(default_factory=list)
+    tool_reports: list[Any] = field(default_factory=list)  # what each tool log's own tool reported
+    tool_notes: list[str] = field(default_factory=list)
     toc: list[tuple[str, str]] = field(default_factory=list)
     body_cap: int = 0
     appendix_cap: int | None = None
@@ -124,6 +126,10 @@ def build_view(claim: dict[str, Any], medium: str = "screen", *, body_cap: int =
     view.stated_limits = [str(s) for s in _items(limits.get("stated"))]
     view.detected_limits = [d for d in _items(limits.get("detected")) if isinstance(d, dict)]
     view.sampling = _sampling_rows(claim, view.primary)
+    from evalspec.report.sources import tool_notes, tool_reports
+
+    view.tool_reports = tool_reports(claim)
+    view.tool_notes = tool_notes(claim) if view.tool_reports else []
     view.toc = _toc(view)
     return view
 
