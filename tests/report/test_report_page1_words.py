@@ -57,3 +57,16 @@ def test_an_informative_interval_is_still_given_with_its_level(tmp_path: Path) -
     assert "(95% interval −3.0 to +11.0 pts), cluster_bootstrap (bca)." in text
     assert "Interval cluster_bootstrap (bca), 95%" in text
     assert "Worth acting on from +3.0 pts (dashed line)." in text
+
+
+def test_the_reason_for_no_interval_is_not_repeated_in_the_caption_when_a_caveat_gives_it(tmp_path: Path) -> None:
+    claim = load_fixture("superiority")
+    why = "only 4 clusters; a cluster interval needs at least 5 to mean anything"
+    claim["decision"]["primary"].update(informative=False, why_uninformative=why, low=-1.0, high=1.0,
+                                        method=f"none ({why})")
+    claim["decision"]["caveats"] = [{"code": "uninformative_interval", "severity": "verdict",
+                                     "message": f"The interval cannot decide anything: {why}."}]
+    (html,) = render(claim, tmp_path, ("html",))
+    text = _text(html.read_text(encoding="utf-8"))
+    assert "A − B : +4.0 pts, with no usable interval (the caveat below says why)." in text
+    assert f"The interval cannot decide anything: {why}." in text
