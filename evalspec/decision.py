@@ -58,6 +58,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalspec.analyses.contract import Caveat, CriticalStatus, Finding, PrimaryInterval, SequentialStatus
+from evalspec.method_words import method_words
 
 __all__ = [
     "VERDICTS",
@@ -375,7 +376,7 @@ class _Decider:
         elif p is not None:
             self.reasons.append(
                 f"{p.candidate} minus {p.baseline}: {_signed(p.estimate)} points, {_lvl(p.confidence_level)} "
-                f"interval {_signed(p.low)} to {_signed(p.high)} points ({p.method}); each bound is a one-sided "
+                f"interval {_signed(p.low)} to {_signed(p.high)} points ({method_words(p.method)}); each bound is a one-sided "
                 f"{_lvl(1 - p.one_sided_alpha)} bound.")
         losses = [f for f in self.findings if f.material_loss]
         for f in losses:

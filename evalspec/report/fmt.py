@@ -174,6 +174,8 @@ def case_grid(rows: Any, width: int = 118) -> str:
 
 
 #: name -> filter, registered on the jinja2 environment.
+from evalspec.method_words import method_words  # noqa: E402 - re-exported for the templates' `method` filter
+
 FILTERS = {
     "pct": pct,
     "pts": pts,
@@ -181,6 +183,7 @@ FILTERS = {
     "level": level,
     "count": count,
     "num": number,
+    "method": method_words,
     "pvalue": pvalue,
     "date_time": date_time,
     "value": _value,

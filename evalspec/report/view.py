@@ -226,7 +226,7 @@ def _sampling_rows(claim: dict[str, Any], primary: dict[str, Any] | None) -> lis
     if method and str(method).startswith("none"):  # no interval was computed: a level would describe nothing
         rows.append(("Interval", str(method)))
     elif method:
-        rows.append(("Interval", f"{method}, {fmt.level(level)}"))
+        rows.append(("Interval", f"{fmt.method_words(method)}, {fmt.level(level)}"))
     return rows
 
 

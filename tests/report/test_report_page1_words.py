@@ -54,8 +54,9 @@ def test_no_interval_is_not_shown_as_a_95_percent_interval_from_minus_to_plus_10
 def test_an_informative_interval_is_still_given_with_its_level(tmp_path: Path) -> None:
     (html,) = render(load_fixture("superiority"), tmp_path, ("html",))
     text = _text(html.read_text(encoding="utf-8"))
-    assert "(95% interval −3.0 to +11.0 pts), cluster_bootstrap (bca)." in text
-    assert "Interval cluster_bootstrap (bca), 95%" in text
+    bca = "cluster bootstrap, bias-corrected and accelerated (BCa) interval"
+    assert f"(95% interval −3.0 to +11.0 pts), {bca}." in text  # page 1 names the method in words
+    assert f"Interval {bca}, 95%" in text
     assert "Worth acting on from +3.0 pts (dashed line)." in text
 
 
@@ -70,3 +71,35 @@ def test_the_reason_for_no_interval_is_not_repeated_in_the_caption_when_a_caveat
     text = _text(html.read_text(encoding="utf-8"))
     assert "A − B : +4.0 pts, with no usable interval (the caveat below says why)." in text
     assert f"The interval cannot decide anything: {why}." in text
+
+
+def test_method_codes_are_put_in_words_and_unknown_text_is_kept() -> None:
+    from evalspec.report.fmt import method_words
+    from evalspec.stats.paired import MCNEMAR_METHODS, PAIRED_METHODS
+    from evalspec.stats.proportion import PROPORTION_METHODS
+
+    for code in (*PROPORTION_METHODS, *PAIRED_METHODS, *MCNEMAR_METHODS, "durkalski", "wilson_cluster_deff",
+                 "cluster_t (CR2, t on 57.1 df)", "cluster_bootstrap (percentile)", "case_bootstrap (bca)",
+                 "clustered_mean_t (CR2)", "newcombe on 12 clusters (no disagreement)"):
+        words = method_words(code)
+        assert words != code and "_" not in words, code
+    assert method_words("cluster_t (CR2, t on 57.1 df)") == (
+        "cluster-robust t interval (CR2 small-sample correction, 57.1 degrees of freedom)")
+    for kept in ("none (only 4 clusters)", "Clopper-Pearson on 55.0 effective cases (40 clusters)", "something new"):
+        assert method_words(kept) == kept
+
+
+def test_page_1_of_the_examples_names_no_method_by_its_code(tmp_path: Path) -> None:
+    import html as htmllib
+
+    from report_claims import real_claim_file
+
+    from evalspec.report.load import load_claim
+    from evalspec.report.render import render_html
+
+    for name in ("policy-migration", "support-triage", "repeated-trials"):
+        claim = load_claim(real_claim_file(tmp_path / name, name))
+        page1 = htmllib.unescape(render_html(claim, with_plots=False).split('<nav class="toc"')[0])
+        method = (claim["decision"].get("primary") or {}).get("method")
+        if method:
+            assert method not in _text(page1), (name, method)
