@@ -300,6 +300,8 @@ def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES, *, count_comm
 
 def _release_arrow_memory() -> None:
     """Give the memory of Arrow's freed tables back to the system (its pool keeps it otherwise)."""
+    if "pyarrow" not in sys.modules:  # nothing was read by Arrow: do not import it for this
+        return
     try:
         import pyarrow as pa
 
@@ -322,13 +324,37 @@ def _strerror(exc: OSError) -> str:
 READERS: dict[str, Callable[[Any, str], tuple[dict[str, np.ndarray], np.ndarray, str]]] = {}
 
 
+#: JSONL and CSV files below this size are read by the exact (Python) path alone: at this size it
+#: is as fast as Arrow's, and importing pyarrow would cost more (about 0.1 s). Both paths give the
+#: same values (see the module docstring), so the size decides speed, never meaning.
+SMALL_FILE_BYTES = 1 << 20
+
+
+def _small_text_file(path: Path, fmt: str) -> str | None:
+    """``fmt`` when ``path`` is a regular JSONL or CSV file under :data:`SMALL_FILE_BYTES`, else None."""
+    if fmt not in ("jsonl", "csv"):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # the reader refuses it with its located message
+    return fmt if stat.S_ISREG(st.st_mode) and st.st_size < SMALL_FILE_BYTES else None
+
+
 def read_file(path: Path, fmt: str, display: str | None = None) -> RawFile:
     """Read one results file of format ``fmt`` (``jsonl``, ``csv`` or ``parquet``)."""
     display = display or str(path)
     reader = READERS.get(fmt)
     if reader is None:  # pragma: no cover - the plan model restricts formats
         raise InputError(f"{display}: unsupported format {fmt!r}", [Diagnostic(file=display, message=f"unsupported format {fmt!r}")])
-    if fmt == "jsonl":  # the scan (SHA-256, line count) runs beside Arrow's parse, not before it
+    small = _small_text_file(Path(path), fmt)
+    if small is not None:  # read once, hashed, parsed by the exact path: no pyarrow import (about 0.1 s)
+        raw = read_bytes(Path(path), display)
+        src = Source.of_bytes(raw, display)
+        data = raw[3:] if raw.startswith(_BOM) else raw
+        columns, lines = (_read_jsonl_python if small == "jsonl" else _read_csv_python)(data, display)
+        unit = "line"
+    elif fmt == "jsonl":  # the scan (SHA-256, line count) runs beside Arrow's parse, not before it
         src, parsed = _scan_while_parsing_jsonl(Path(path), display)
         columns, lines, unit = _read_jsonl(src, display, parsed)
     else:

@@ -30,6 +30,10 @@ from evalspec.results.readers import (
 
 pytest.importorskip("pyarrow")
 
+from tests.arrow_paths import arrow_paths  # noqa: E402,F401 - the fixture below
+
+pytestmark = pytest.mark.usefixtures("arrow_paths")  # small files too go through Arrow here
+
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -221,3 +225,27 @@ def test_a_file_read_while_scanned_gives_the_exact_values(tmp_path: Path, rows: 
 
     assert raw.sha256 == hashlib.sha256(data).hexdigest()
     _same((raw.columns, raw.lines), exact)
+
+
+def test_a_small_file_is_read_without_arrow_and_gives_the_same_raw_file(tmp_path: Path) -> None:
+    """Under SMALL_FILE_BYTES the exact path alone reads the file: same columns, lines and hash as Arrow's."""
+    import subprocess
+    import sys
+
+    from evalspec.results import readers
+
+    rows = [{"case": f"c{i}", "ok": i % 3 == 0, "score": i / 7, "t": "2026-10-01T00:00:00Z"} for i in range(50)]
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(_jsonl(rows))
+    arrow = read_file(path, "jsonl")  # this module reads through Arrow (arrow_paths)
+    readers.SMALL_FILE_BYTES = 1 << 20
+    try:
+        small = read_file(path, "jsonl")
+    finally:
+        readers.SMALL_FILE_BYTES = 0
+    assert small.sha256 == arrow.sha256 and list(small.lines) == list(arrow.lines)
+    _same((small.columns, small.lines), (arrow.columns, arrow.lines))
+    probe = ("import sys; from pathlib import Path; from evalspec.results.readers import read_file; "
+             f"read_file(Path({str(path)!r}), 'jsonl'); print('pyarrow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"  # a small file costs no pyarrow import

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalspec.results.table import _is_missing, _micros, missing_mask, parse_times, parse_timestamp
+from evalspec.results.table import _is_missing, _micros, arrow_pays, missing_mask, parse_times, parse_timestamp
+
+pytest.importorskip("pyarrow")  # loaded: the Arrow paths run for more than 2,000 values (arrow_pays)
+
+from tests.arrow_paths import arrow_paths  # noqa: E402,F401 - the fixture below
+
+pytestmark = pytest.mark.usefixtures("arrow_paths")  # small files too go through Arrow here
+
+
+def test_arrow_is_used_for_many_values_once_loaded() -> None:
+    assert arrow_pays(2001) and not arrow_pays(2000)
 
 TIMES = ["2026-10-01T10:01:00Z", "2026-10-01T10:01:00+01:00", "2026-10-01T10:01:00", "2026-02-30T00:00:00Z",
          "0001-01-01T00:00:00+01:00", "2026-10-01T24:00:00Z", "2026-10-01T10:01:60Z", "2026-1-01T10:01:00Z",

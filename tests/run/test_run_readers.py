@@ -13,6 +13,10 @@ from evalspec.errors import InputError
 from evalspec.results.readers import read_file
 from run_helpers import FIXTURES, Workspace, plan_text
 
+from tests.arrow_paths import arrow_paths  # noqa: E402,F401 - the fixture below
+
+pytestmark = pytest.mark.usefixtures("arrow_paths")  # small files too go through Arrow here
+
 EPOCH = {"SOURCE_DATE_EPOCH": "1796126400"}
 
 
