@@ -117,7 +117,7 @@ def regular_file_problem(mode: int) -> str | None:
     return "not a regular file"
 
 
-def _checked_stat(path: Path, display: str, limit: int, refuse: Any) -> os.stat_result:
+def _checked_stat(path: Path, limit: int, refuse: Any) -> os.stat_result:
     """``os.stat`` of a results file that may be read: a regular file of at most ``limit`` bytes.
 
     Anything else (missing, a named pipe, a device, a socket, a symlink loop, too big) is
@@ -137,6 +137,37 @@ def _checked_stat(path: Path, display: str, limit: int, refuse: Any) -> os.stat_
     return st
 
 
+def _refuser(display: str) -> Callable[..., InputError]:
+    """``refuse(message, hint=None)``: the located error for a results file that cannot be read."""
+    def refuse(message: str, hint: str | None = None) -> InputError:
+        return InputError(f"{display}: {message}", [Diagnostic(file=display, message=message, hint=hint)])
+
+    return refuse
+
+
+def _open_regular(path: Path, limit: int, refuse: Callable[..., InputError]) -> tuple[int, os.stat_result]:
+    """An open descriptor of a regular file of at most ``limit`` bytes, and its ``fstat``.
+
+    Checked before opening (:func:`_checked_stat`: no named pipe is opened, so nothing hangs)
+    and again on the descriptor (the file may have been swapped since). The caller closes it.
+    """
+    _checked_stat(path, limit, refuse)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
+    try:
+        fst = os.fstat(fd)
+        kind = regular_file_problem(fst.st_mode)
+    except OSError as exc:
+        os.close(fd)
+        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
+    if kind is not None:
+        os.close(fd)
+        raise refuse(f"not a regular file ({kind})")
+    return fd, fst
+
+
 def read_bytes(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes; anything else is a located error.
 
@@ -144,19 +175,10 @@ def read_bytes(path: Path, display: str, limit: int = MAX_RESULTS_BYTES) -> byte
     refused before it is opened, so reading never hangs or runs out of memory; a loop of
     symbolic links or a permission problem is an error naming the file.
     """
-    def refuse(message: str, hint: str | None = None) -> InputError:
-        return InputError(f"{display}: {message}", [Diagnostic(file=display, message=message, hint=hint)])
-
-    _checked_stat(path, display, limit, refuse)
+    refuse = _refuser(display)
+    fd, fst = _open_regular(path, limit, refuse)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
-    try:
-        kind = regular_file_problem(os.fstat(fd).st_mode)  # it may have been swapped since the stat
-        if kind is not None:
-            raise refuse(f"not a regular file ({kind})")
-        size = os.fstat(fd).st_size
+        size = fst.st_size
         with os.fdopen(fd, "rb", closefd=False) as fh:
             # read what the file holds, never read(limit): Python would allocate the whole limit up front
             want = min(limit, size) + 1
@@ -252,23 +274,13 @@ def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES, *, count_comm
 
     ``count_commas=False`` leaves ``commas`` at -1 (only CSV needs it; a pass over the bytes saved).
     """
-    def refuse(message: str, hint: str | None = None) -> InputError:
-        return InputError(f"{display}: {message}", [Diagnostic(file=display, message=message, hint=hint)])
-
-    _checked_stat(path, display, limit, refuse)
+    refuse = _refuser(display)
     digest = hashlib.sha256()
     newlines = commas = size = 0
     has_cr = has_quote = False
     head = last = b""
+    fd, fst = _open_regular(path, limit, refuse)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
-    try:
-        fst = os.fstat(fd)
-        kind = regular_file_problem(fst.st_mode)
-        if kind is not None:
-            raise refuse(f"not a regular file ({kind})")
         buf = bytearray(4 << 20)  # one buffer, reused: no fresh 8 MiB block per read for the allocator to keep
         view = memoryview(buf)
         with os.fdopen(fd, "rb", buffering=0, closefd=False) as fh:
@@ -632,18 +644,9 @@ def _scan_while_parsing_jsonl(path: Path, display: str) -> tuple[Source, list[An
 
 def _peek(path: Path, display: str) -> bytes:
     """The first 64 KiB of a results file, refused as :func:`scan` refuses it."""
-    def refuse(message: str, hint: str | None = None) -> InputError:
-        return InputError(f"{display}: {message}", [Diagnostic(file=display, message=message, hint=hint)])
-
-    _checked_stat(path, display, MAX_RESULTS_BYTES, refuse)
+    refuse = _refuser(display)
+    fd, _ = _open_regular(path, MAX_RESULTS_BYTES, refuse)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise refuse(f"cannot read the results file: {_strerror(exc)}") from None
-    try:
-        kind = regular_file_problem(os.fstat(fd).st_mode)
-        if kind is not None:
-            raise refuse(f"not a regular file ({kind})")
         with os.fdopen(fd, "rb", closefd=False) as fh:
             return fh.read(1 << 16)
     except OSError as exc:
@@ -684,7 +687,7 @@ def _jsonl_arrow_table(arrow_input: Any, head: bytes) -> Any:
             table = read(sniffed + late)
         table.column_names  # noqa: B018 - a key that is not UTF-8 fails here (UnicodeDecodeError is a ValueError)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
-        return None
+        return None  # Arrow cannot: the exact path reads the file and locates what is wrong
     return table
 
 
