@@ -177,22 +177,23 @@ def attach_provenance(tidy: Any, raws: list[Any], base: Path | None = None) -> N
             tidy.files[i] = LogFileInfo(**values, provenance=provenance)
 
 
-def _paths_relative_to(provenance: dict[str, Any], base: Path) -> dict[str, Any]:
-    """A copy of ``provenance`` whose ``files[].path`` are relative to ``base`` (``../x`` outside it)."""
+def _relative(path: str, base: Path) -> str:
+    """``path`` relative to ``base`` (``../x`` outside it); as given on another drive (Windows)."""
     import os
 
+    try:
+        return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(base))).as_posix()
+    except ValueError:
+        return path
+
+
+def _paths_relative_to(provenance: dict[str, Any], base: Path) -> dict[str, Any]:
+    """A copy of ``provenance`` whose ``files[].path`` are relative to ``base`` (``../x`` outside it)."""
     files = provenance.get("files")
     if not isinstance(files, list):
         return provenance
-    home = os.path.abspath(base)
-    out = []
-    for f in files:
-        if isinstance(f, dict) and isinstance(f.get("path"), str):
-            try:
-                f = {**f, "path": Path(os.path.relpath(os.path.abspath(f["path"]), home)).as_posix()}
-            except ValueError:  # another drive (Windows): keep the path as read
-                pass
-        out.append(f)
+    out = [{**f, "path": _relative(f["path"], base)} if isinstance(f, dict) and isinstance(f.get("path"), str) else f
+           for f in files]
     return {**provenance, "files": out}
 
 
@@ -203,19 +204,12 @@ def claim_limits(raws: list[Any], base: Path | None = None) -> list[dict[str, st
     after reducing the repeats itself (lm-eval's filters): the claim must say so. With ``base``
     (the plan's folder) each log is named relative to it, as in ``data.files``.
     """
-    import os
-
     out: list[dict[str, str]] = []
     for r in raws:
         if not isinstance(r, LogFile):
             continue
         p = r.provenance
-        name = r.display
-        if base is not None:
-            try:
-                name = Path(os.path.relpath(os.path.abspath(r.display), os.path.abspath(base))).as_posix()
-            except ValueError:  # another drive (Windows)
-                pass
+        name = r.display if base is None else _relative(r.display, base)
         who = f"{p.get('tool')} log {name} ({p.get('candidate') or ', '.join(p.get('candidates') or [])})"
         if p.get("partial"):
             out.append({"code": "partial_run",
