@@ -135,14 +135,15 @@ def _as_image(svg: Any) -> Any:
     return Markup(f'<img class="plot" alt="{alt}" src="data:image/svg+xml;base64,{data}">')
 
 
-def draw_plots(claim: dict[str, Any], drawn: dict[str, Any]) -> dict[str, Any]:
-    """Draw the plots of ``claim`` into ``drawn`` as :func:`render_html` would, unless it holds them.
+def draw_plots(claim: dict[str, Any], drawn: dict[str, Any], view: ReportView | None = None) -> dict[str, Any]:
+    """Draw the plots of ``claim`` into ``drawn`` (``plots``, ``page1_level``), unless it holds them.
 
+    The plots do not depend on the medium, so one drawing serves the screen HTML and the PDF.
     The PDF worker (:mod:`evalspec.report.pdf_worker`) gets the plots this way and writes the
     print HTML itself, its templates compiled while the plots were drawn here.
     """
     if "plots" not in drawn:
-        view = build_view(claim, "print")
+        view = view if view is not None else build_view(claim, "print")
         drawn.update(plots=_plots(view), page1_level=view.page1_level)
     return drawn
 
@@ -158,13 +159,8 @@ def render_html(claim: dict[str, Any], medium: str = "screen", *, with_plots: bo
     view = build_view(claim, medium)
     plots: dict[str, Any] = {}
     if with_plots:
-        if drawn is not None and "plots" in drawn:
-            plots = drawn["plots"]
-            view.page1_level = drawn["page1_level"]
-        else:
-            plots = _plots(view)
-            if drawn is not None:
-                drawn.update(plots=plots, page1_level=view.page1_level)
+        got = draw_plots(claim, drawn if drawn is not None else {}, view)
+        plots, view.page1_level = got["plots"], got["page1_level"]
     if medium == "print":
         plots = {k: _as_image(svg) for k, svg in plots.items()}
     template = _env().get_template(_TEMPLATE)
