@@ -33,10 +33,11 @@ Derived quantities are computed from hyperparameter draws the same way for both 
 * gamma-bar per draw exactly as the paper defines it: the mean over questions of
   ``J_i theta_i (1 - theta_i)`` with theta_i drawn per draw. Questions sharing (y, J) share
   that Beta, so the sum over a group of ``c`` such questions is drawn question by question
-  when ``c <= EXACT_GROUP_MAX`` and otherwise from a normal with the group sum's exact
-  conditional mean ``c J E[theta(1-theta)]`` and variance ``c J^2 Var[theta(1-theta)]``
-  (a sum of ``c`` independent bounded terms). Averaging the closed-form ``E[theta(1-theta)]``
-  instead gives the same mean but intervals about ten times narrower than the published ones.
+  while the study is small enough (:data:`EXACT_DRAW_BUDGET` question-draws) and otherwise
+  from the Beta on the sum's range [0, c J / 4] with the sum's exact conditional mean
+  ``c J E[theta(1-theta)]`` and variance ``c J^2 Var[theta(1-theta)]`` (a sum of ``c``
+  independent bounded terms; a normal there left the range near theta = 0 or 1). Averaging
+  the closed-form ``E[theta(1-theta)]`` instead gives the same mean but intervals about ten times narrower than the published ones.
 * Posterior predictive check: replicated data sets from the Beta-Binomial likelihood at
   posterior draws (counts per distinct J drawn as a multinomial over y, so the cost does not
   grow with the number of questions), compared with the observed data on four statistics.
@@ -67,6 +68,7 @@ __all__ = [
     "Diagnostic",
     "DifferenceSummary",
     "ENGINES",
+    "EXACT_DRAW_BUDGET",
     "EXACT_GROUP_MAX",
     "PPCStatistic",
     "PPCSummary",
@@ -86,10 +88,13 @@ __all__ = [
 
 ENGINES = ("grid", "nuts")
 
-#: Groups of questions sharing (y, J) with at most this many members have gamma-bar's
-#: group sum drawn question by question; larger groups use the sum's exact mean and
-#: variance (normal). See :func:`gamma_bar_draws`.
+#: Groups of questions sharing (y, J) with at most this many members always have gamma-bar's
+#: group sum drawn question by question. See :func:`gamma_bar_draws`.
 EXACT_GROUP_MAX = 4
+
+#: Question-draws (questions x posterior draws) drawn one by one before larger groups' sums are
+#: drawn from a moment-matched Beta on their range instead. See :func:`_exact_groups`.
+EXACT_DRAW_BUDGET = 8_000_000
 
 #: Log-density drop (nats) below the maximum beyond which grid cells are left out.
 _GRID_DROP = 20.0
@@ -696,17 +701,54 @@ def _theta_moments(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return m1, np.maximum(m2 - m1 * m1, 0.0)
 
 
+def _exact_groups(cnt: np.ndarray, n_draws: int, exact_max: int | None) -> np.ndarray:
+    """Which (y, J) groups have gamma-bar's group sum drawn question by question.
+
+    With ``exact_max`` given: the groups of at most that many questions. Otherwise every group
+    of at most :data:`EXACT_GROUP_MAX`, plus the smallest others while the question-draws stay
+    within :data:`EXACT_DRAW_BUDGET` (so studies of a few hundred questions are drawn exactly).
+    """
+    if exact_max is not None:
+        return cnt <= exact_max
+    order = np.argsort(cnt, kind="stable")
+    within = np.cumsum(cnt[order]) * float(n_draws) <= EXACT_DRAW_BUDGET
+    exact = cnt <= EXACT_GROUP_MAX
+    exact[order[within]] = True
+    return exact
+
+
+def _scaled_beta_sum(mean: np.ndarray, var: np.ndarray, upper: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Draw a group sum from the Beta on [0, upper] with the sum's exact mean and variance.
+
+    The sum of ``c`` terms ``J theta (1 - theta)`` lies in [0, c J / 4]; a moment-matched Beta on
+    that range stays inside it (a normal does not: near theta = 0 or 1 the terms are tiny and
+    skewed, and a normal sum went below zero -- the gamma-bar HDI of -0.0066 to 0.0145 in
+    issue 18). The Bhatia-Davis inequality ``var <= mean (upper - mean)`` makes the match
+    always possible; a degenerate group (zero variance) is its mean.
+    """
+    m = np.clip(mean / upper, 0.0, 1.0)
+    v = var / (upper * upper)
+    room = m * (1.0 - m)
+    ok = (v > 0) & (room > 0)
+    nu = np.where(ok, np.maximum(room / np.where(ok, v, 1.0) - 1.0, 1e-12), 1.0)
+    a = np.where(ok, np.maximum(m * nu, 1e-300), 1.0)
+    b = np.where(ok, np.maximum((1.0 - m) * nu, 1e-300), 1.0)
+    draw = rng.beta(a, b)
+    return np.where(ok, upper * draw, mean)
+
+
 def gamma_bar_draws(alpha: np.ndarray, beta: np.ndarray, y: ArrayLike, j: ArrayLike, rng: np.random.Generator, *,
-                    exact_max: int = EXACT_GROUP_MAX, grouped: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    exact_max: int | None = None, grouped: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Draw gamma-bar = mean_i J_i theta_i (1 - theta_i) at each hyperparameter draw.
 
     theta_i ~ Beta(alpha + y_i, beta + J_i - y_i) independently per question and draw (the
     paper's draw-level definition). With ``grouped`` (the default) questions sharing (y, J)
-    are handled together: a group of ``c <= exact_max`` questions is drawn question by
-    question; a larger group's sum ``sum_{i in group} J theta_i (1 - theta_i)`` is drawn from
-    a normal with its exact conditional mean ``c J m`` and variance ``c J^2 v`` (m, v: mean
-    and variance of theta(1 - theta) under that Beta). ``grouped=False`` draws every
-    question (the plain computation; for tests).
+    are handled together: the groups chosen by :func:`_exact_groups` are drawn question by
+    question (every group when the study is small enough); a larger group's sum
+    ``sum_{i in group} J theta_i (1 - theta_i)`` is drawn from the Beta on [0, c J / 4] with its
+    exact conditional mean ``c J m`` and variance ``c J^2 v`` (m, v: mean and variance of
+    theta(1 - theta) under that Beta), so every draw lies in gamma-bar's range [0, max J / 4].
+    ``grouped=False`` draws every question (the plain computation; for tests).
 
     Returns ``(gamma_bar, theta_pairs, pair_index)``: the gamma-bar draws, one theta draw per
     distinct pair and draw (shape draws x pairs), and the pair of each question.
@@ -716,6 +758,7 @@ def gamma_bar_draws(alpha: np.ndarray, beta: np.ndarray, y: ArrayLike, j: ArrayL
     alpha = np.asarray(alpha, dtype=np.float64)[:, None]
     beta = np.asarray(beta, dtype=np.float64)[:, None]
     n_q = y.size
+    n_draws = alpha.shape[0]
     uy, uj, cnt, inverse = _pairs(y, j)
     if not grouped:
         th = rng.beta(alpha + y[None, :], beta + (j - y)[None, :])
@@ -724,28 +767,28 @@ def gamma_bar_draws(alpha: np.ndarray, beta: np.ndarray, y: ArrayLike, j: ArrayL
         for q in range(n_q - 1, -1, -1):
             first[inverse[q]] = q
         return gb, th[:, first], inverse
-    small = cnt <= exact_max
-    # columns: every member of a small group; one representative of each large group
-    reps = np.where(small, cnt, 1).astype(np.int64)
-    col_pair = np.repeat(np.arange(uy.size), reps)
-    th = rng.beta(alpha + uy[col_pair][None, :], beta + (uj - uy)[col_pair][None, :])
-    total = np.zeros(alpha.shape[0])
-    in_small = small[col_pair]
-    if in_small.any():
-        cols = np.flatnonzero(in_small)
-        total += (uj[col_pair[cols]][None, :] * th[:, cols] * (1.0 - th[:, cols])).sum(axis=1)
-    big = np.flatnonzero(~small)
+    exact = _exact_groups(cnt, n_draws, exact_max)
+    a_all = alpha + uy[None, :]
+    b_all = beta + (uj - uy)[None, :]
+    theta_pairs = rng.beta(a_all, b_all)  # one draw per pair: the first member of its group
+    total = np.zeros(n_draws)
+    ex = np.flatnonzero(exact)
+    if ex.size:
+        total += (uj[ex][None, :] * theta_pairs[:, ex] * (1.0 - theta_pairs[:, ex])).sum(axis=1)
+        # the other members of exact groups, drawn in chunks of columns to bound memory
+        rest = np.repeat(ex, (cnt[ex] - 1).astype(np.int64))
+        step = max(1, int(2_000_000 // max(n_draws, 1)))
+        for s0 in range(0, rest.size, step):
+            cols = rest[s0:s0 + step]
+            th = rng.beta(a_all[:, cols], b_all[:, cols])
+            total += (uj[cols][None, :] * th * (1.0 - th)).sum(axis=1)
+    big = np.flatnonzero(~exact)
     if big.size:
-        a = alpha + uy[big][None, :]
-        b = beta + (uj - uy)[big][None, :]
-        m, v = _theta_moments(a, b)
+        m, v = _theta_moments(a_all[:, big], b_all[:, big])
         c = cnt[big][None, :]
         jj = uj[big][None, :].astype(np.float64)
-        mean = (c * jj * m).sum(axis=1)
-        var = (c * jj * jj * v).sum(axis=1)
-        total += mean + np.sqrt(var) * rng.standard_normal(alpha.shape[0])
-    first_col = np.cumsum(reps) - reps
-    return total / n_q, th[:, first_col], inverse
+        total += _scaled_beta_sum(c * jj * m, c * jj * jj * v, np.broadcast_to(c * jj / 4.0, m.shape), rng).sum(axis=1)
+    return total / n_q, theta_pairs, inverse
 
 
 def _ppc(y: np.ndarray, j: np.ndarray, alpha: np.ndarray, beta: np.ndarray, rng: np.random.Generator,

@@ -136,8 +136,8 @@ def test_grid_matches_independent_quadrature_on_rat_data(rat):
 
 # --------------------------------------------------------------------------- gamma-bar
 def test_grouped_gamma_bar_matches_plain_per_question_draws():
-    """Grouping questions by (y, J) (exact draws up to EXACT_GROUP_MAX, normal beyond) gives the
-    same distribution of gamma-bar as drawing every question."""
+    """Grouping questions by (y, J) (exact draws up to EXACT_GROUP_MAX, a moment-matched Beta on
+    the group sum's range beyond) gives the same distribution of gamma-bar as drawing every question."""
     rng = np.random.default_rng(5)
     # groups of sizes 1..40 so both branches are used; varying J
     y = np.concatenate([np.full(40, 18), np.full(12, 3), np.full(3, 9), [0, 1, 20, 10], np.full(25, 20)])
@@ -146,7 +146,7 @@ def test_grouped_gamma_bar_matches_plain_per_question_draws():
     S = 40_000
     alpha = np.exp(rng.normal(0.5, 0.2, S))
     beta = np.exp(rng.normal(-0.5, 0.2, S))
-    g1, th1, inv1 = gamma_bar_draws(alpha, beta, y, j, np.random.default_rng(1))
+    g1, th1, inv1 = gamma_bar_draws(alpha, beta, y, j, np.random.default_rng(1), exact_max=EXACT_GROUP_MAX)
     g2, th2, inv2 = gamma_bar_draws(alpha, beta, y, j, np.random.default_rng(2), grouped=False)
     se = g2.std() / math.sqrt(S)
     assert abs(g1.mean() - g2.mean()) < 5 * se * math.sqrt(2)
@@ -162,6 +162,47 @@ def test_grouped_gamma_bar_matches_plain_per_question_draws():
     b = beta[:, None] + (j - y)[None, :]
     exact = (j[None, :] * a * b / ((a + b) * (a + b + 1))).mean(1).mean()
     assert g1.mean() == pytest.approx(exact, abs=5 * se)
+
+
+def test_gamma_bar_stays_in_range_near_zero_spread():
+    """Issue 18, finding 11: mu 0.93, kappa 0.05, 100 questions x 100 trials (nearly every question
+    always right or always wrong) gave a gamma-bar HDI of -0.0066 to 0.0145. gamma-bar is a mean of
+    J theta (1 - theta) >= 0: the summed group draws were normal. Exact draws and the Beta on the
+    group sum's range both stay in [0, max J / 4], and the range-respecting approximation matches
+    the per-question draws on this skewed case."""
+    y = np.array([100] * 93 + [0] * 7)
+    j = np.full(100, 100)
+    post = beta_binomial_posterior(y, j, seed=0)
+    assert 0.0 <= post.gamma_bar.low <= post.gamma_bar.mean <= post.gamma_bar.high <= 25.0
+    assert post.draws["gamma_bar"].min() >= 0.0
+    rng = np.random.default_rng(3)
+    S = 20_000
+    alpha = np.exp(rng.normal(math.log(0.93 * 0.05), 0.3, S))
+    beta = np.exp(rng.normal(math.log(0.07 * 0.05), 0.3, S))
+    g1, _, _ = gamma_bar_draws(alpha, beta, y, j, np.random.default_rng(1), exact_max=EXACT_GROUP_MAX)
+    g2, _, _ = gamma_bar_draws(alpha, beta, y, j, np.random.default_rng(2), grouped=False)
+    assert g1.min() >= 0.0 and g2.min() >= 0.0 and g1.max() <= 25.0
+    # the normal it replaces: mean - 1.96 sd is below zero here
+    assert g2.mean() - 1.96 * g2.std() < 0.0
+    assert g1.mean() == pytest.approx(g2.mean(), rel=0.05)
+    assert g1.std() == pytest.approx(g2.std(), rel=0.08)
+    assert np.quantile(g1, 0.975) == pytest.approx(np.quantile(g2, 0.975), rel=0.15)
+
+
+@settings(max_examples=14, deadline=None, derandomize=True, database=None)
+@given(st.floats(0.02, 0.98), st.floats(0.03, 50.0), st.integers(3, 60), st.integers(1, 100), st.integers(0, 99))
+def test_every_interval_lies_in_its_parameters_range(mu, kappa, n_q, trials, seed):
+    """mu, theta in [0, 1]; kappa > 0; the Beta variance in [0, 1/4]; gamma-bar in [0, max J / 4]:
+    every mean and HDI of the profile lies in its parameter's range, over mu and kappa
+    (including the near-zero spread of finding 11)."""
+    y, j = _sim(n_q, trials, mu, kappa, seed)
+    post = beta_binomial_posterior(y, j, seed=seed, draws=3000)
+    top = float(j.max()) / 4.0
+    for s, lo, hi in ((post.mu, 0.0, 1.0), (post.variance, 0.0, 0.25), (post.gamma_bar, 0.0, top)):
+        assert lo <= s.low <= s.high <= hi and lo <= s.mean <= hi
+    assert 0.0 < post.kappa.low <= post.kappa.high
+    assert np.all((post.theta.low >= 0.0) & (post.theta.high <= 1.0) & (post.theta.low <= post.theta.high))
+    assert post.draws["gamma_bar"].min() >= 0.0 and post.draws["gamma_bar"].max() <= top
 
 
 def test_gamma_bar_draw_level_interval_is_wider_than_closed_form():
