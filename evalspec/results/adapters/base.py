@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -174,11 +175,16 @@ def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def load_json(data: bytes, display: str, what: str) -> Any:
-    """Parse JSON text, a located error when it is not JSON."""
+#: Deepest nesting of the values a log's provenance keeps (task arguments, a reducer, n-shot...).
+MAX_DEPTH = 32
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def load_json(data: bytes, display: str, what: str, line: int | None = None) -> Any:
+    """Parse JSON text, a located error when it is not JSON or holds text that is not Unicode."""
     if data[:3] != b"\xef\xbb\xbf":
         try:  # the fast path: the bytes as they are
-            return json.loads(data)
+            return _valid_text(json.loads(data), data, display, line)
         except (ValueError, RecursionError):
             pass  # the exact path below says what is wrong
     try:
@@ -188,12 +194,84 @@ def load_json(data: bytes, display: str, what: str) -> Any:
     if not text.strip():
         raise bad_log(display, f"is empty; expected {what}")
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise bad_log(display, f"is not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); expected "
                       f"{what}", "the file may be truncated; rewrite it with the tool", line=exc.lineno) from None
     except RecursionError:
         raise bad_log(display, f"is JSON nested too deeply to read; expected {what}") from None
+    return _valid_text(doc, data, display, line)
+
+
+def valid_line(doc: Any, text: str, display: str, line: int) -> Any:
+    """A parsed JSONL line ``doc`` (from ``text``), refused when it holds a lone surrogate."""
+    if "\\u" not in text:
+        return doc
+    return _valid_text(doc, text.encode("utf-8", "surrogatepass"), display, line)
+
+
+def _valid_text(doc: Any, data: bytes, display: str, line: int | None) -> Any:
+    """``doc``, unless one of its strings holds a lone UTF-16 surrogate (``"\\ud800"``): not text."""
+    if _SURROGATE_ESCAPE.search(data) is None:
+        return doc
+    where = _lone_surrogate(doc)
+    if where is not None:
+        at = f"line {line}: " if line is not None else ""
+        raise bad_log(display, f"{at}the value at {where} is not valid Unicode text (a lone surrogate escape such as "
+                      "\\ud800)", "the file was damaged or edited; rewrite it with the tool", line=line)
+    return doc
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _lone_surrogate(doc: Any) -> str | None:
+    """The path (``a.b[2]``) of the first string or key holding a lone surrogate, or None."""
+    stack: list[tuple[Any, str]] = [(doc, "the top")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if _has_surrogate(value):
+                return path
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                sub = k if path == "the top" else f"{path}.{k}"
+                if _has_surrogate(k):
+                    return f"{path} (a key)"
+                stack.append((v, sub))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
+    return None
+
+
+def nesting_path(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """The path of the first value nested more than ``limit`` levels deep in ``value``, or None."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        v, path, depth = stack.pop()
+        if depth > limit:
+            return path or "the top"
+        if isinstance(v, dict):
+            stack.extend((x, f"{path}.{k}" if path else str(k), depth + 1) for k, x in v.items())
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, f"{path}[{i}]", depth + 1) for i, x in enumerate(v))
+    return None
+
+
+def number_or_none(value: Any) -> float | None:
+    """A tool's reported number as a finite float; None when it is not one (text, a huge integer, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        f = float(value)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
 
 
 def iso_time(value: Any) -> str | None:
@@ -238,6 +316,10 @@ def make_log_file(path: Path, display: str, tool_format: str, digest: str, rows:
                   provenance: dict[str, Any]) -> LogFile:
     provenance = dict(provenance)
     provenance["rows"] = len(rows)
+    deep = nesting_path(provenance)
+    if deep is not None:
+        raise bad_log(display, f"the log's {deep.split('[')[0]} is nested more than {MAX_DEPTH} levels deep, "
+                      "which no tool writes", "the file was damaged or edited; use the log the tool wrote")
     return LogFile(path=str(path), display=display, format=tool_format, sha256=digest, columns=rows.columns(),
                    lines=rows.lines(), unit=unit, provenance=provenance)
 

@@ -24,24 +24,20 @@ one ``score`` per sample instead of ``scores``, and ``results.scorer`` instead o
 
 from __future__ import annotations
 
-import io
 import math
-import struct
-import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
 from evalspec.results.adapters.base import (
     as_dict, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
-    read_bytes, sha256_of,
+    number_or_none, read_bytes, sha256_of,
 )
+from evalspec.results.adapters.zip_members import ZipLog, open_zip
 
 __all__ = ["read", "sniff", "TOOL"]
 
 TOOL = "inspect_ai"
 _SCORE_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
-_ZSTD = 93
 
 
 def sniff(doc: Any) -> bool:
@@ -84,19 +80,13 @@ def _not_inspect(doc: Any, display: str) -> Exception:
 
 
 def _read_zip(data: bytes, display: str) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]], str]:
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-        infos = zf.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
-        raise bad_log(display, f"is not a readable .eval file (zip): {exc}",
-                      "the file is truncated or corrupt (was the run still writing it?); rerun, or convert a "
-                      "complete copy with `inspect log convert`") from None
-    by_name = {i.filename: i for i in infos}
+    z = open_zip(data, display)
+    by_name = z.members
     header = None
     if "header.json" in by_name:
-        header = _member_json(zf, data, by_name["header.json"], display)
+        header = _member_json(z, "header.json")
     elif "_journal/start.json" in by_name:
-        header = _member_json(zf, data, by_name["_journal/start.json"], display)
+        header = _member_json(z, "_journal/start.json")
         if isinstance(header, dict):
             header = {**header, "status": "started"}
     if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
@@ -104,18 +94,17 @@ def _read_zip(data: bytes, display: str) -> tuple[dict[str, Any], list[tuple[int
                       "_journal/start.json with an `eval` block)", "point data.results at the logs inspect wrote")
     samples: list[tuple[int, dict[str, Any]]] = []
     position = 0
-    for info in infos:
-        name = info.filename
+    for name in by_name:
         if not name.startswith("samples/") or not name.endswith(".json"):
             continue
         parts = name.split("/")
         if len(parts) == 2:  # monolith sample
-            doc = _member_json(zf, data, info, display)
+            doc = _member_json(z, name)
         elif len(parts) == 3 and parts[2] == "sample.json":  # chunked shell; metadata lives beside it
-            doc = _member_json(zf, data, info, display)
-            meta = by_name.get(f"{parts[0]}/{parts[1]}/metadata.json")
-            if isinstance(doc, dict) and meta is not None:
-                doc = {**doc, "metadata": _member_json(zf, data, meta, display)}
+            doc = _member_json(z, name)
+            meta = f"{parts[0]}/{parts[1]}/metadata.json"
+            if isinstance(doc, dict) and meta in by_name:
+                doc = {**doc, "metadata": _member_json(z, meta)}
         else:
             continue
         if not isinstance(doc, dict):
@@ -138,46 +127,8 @@ def _light(sample: dict[str, Any]) -> dict[str, Any]:
     return sample
 
 
-def _member_bytes(zf: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo, display: str) -> bytes:
-    """The uncompressed bytes of one zip member; zstd (method 93) read with ``zstandard``."""
-    name = info.filename
-    try:
-        if info.compress_type != _ZSTD:
-            return zf.read(info)
-        start = info.header_offset
-        head = data[start:start + 30]
-        if len(head) < 30 or head[:4] != b"PK\x03\x04":
-            raise ValueError("bad local header")
-        name_len, extra_len = struct.unpack("<HH", head[26:30])
-        begin = start + 30 + name_len + extra_len
-        raw = data[begin:begin + info.compress_size]
-        if len(raw) < info.compress_size:
-            raise ValueError("member cut short")
-        try:
-            import zstandard
-        except ImportError:
-            raise bad_log(display, "this .eval log is compressed with zstd, which needs the Python package "
-                          "`zstandard`", "pip install zstandard") from None
-        try:
-            out = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True).read()
-        except zstandard.ZstdError as exc:
-            raise ValueError(f"zstd: {exc}") from None
-        if zlib.crc32(out) & 0xFFFFFFFF != info.CRC:
-            raise ValueError("CRC mismatch")
-        return out
-    except (zipfile.BadZipFile, ValueError, EOFError, OSError, zlib.error, NotImplementedError, struct.error,
-            RuntimeError) as exc:
-        if isinstance(exc, NotImplementedError):
-            msg = f"member {name} uses zip compression method {info.compress_type}, which evalspec cannot read"
-            hint = "rewrite the log with `inspect log convert --to json` and read the .json"
-        else:
-            msg = f"member {name} is corrupt or truncated ({exc})"
-            hint = "the file was damaged or cut short; use a complete copy of the log, or rerun the evaluation"
-        raise bad_log(display, msg, hint) from None
-
-
-def _member_json(zf: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo, display: str) -> Any:
-    return load_json(_member_bytes(zf, data, info, display), f"{display}[{info.filename}]", "a JSON member")
+def _member_json(z: ZipLog, name: str) -> Any:
+    return load_json(z.read(name), f"{z.display}[{name}]", "a JSON member")
 
 
 # -- rows ---------------------------------------------------------------------------------
@@ -359,7 +310,7 @@ def _provenance(display: str, digest: str, header: dict[str, Any], container: st
     if rep is not None and isinstance(rep.get("metrics"), dict):
         for key, m in rep["metrics"].items():
             if isinstance(m, dict):
-                tool_metrics[key] = {"name": m.get("name", key), "value": m.get("value"),
+                tool_metrics[key] = {"name": m.get("name", key), "value": number_or_none(m.get("value")),
                                      "params": m.get("params") or {}}
     reducer = rep.get("reducer") if rep else None
     means = [sum(v) / len(v) for v in per_case.values() if v]

@@ -30,7 +30,7 @@ from typing import Any
 
 from evalspec.results.adapters.base import (
     as_dict, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
-    mean_or_none, read_bytes, sha256_of,
+    mean_or_none, number_or_none, read_bytes, sha256_of, valid_line,
 )
 
 __all__ = ["read_many", "read", "sniff", "TOOL"]
@@ -173,6 +173,7 @@ def _read_task(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], na
                           "the samples file may be truncated; rerun lm-eval", line=number) from None
         if not isinstance(obj, dict):
             raise bad_log(sdisp, f"line {number} is not a JSON object", line=number)
+        valid_line(obj, line, sdisp, number)
         lines.append((number, obj))
     if not lines:
         raise bad_log(sdisp, "the samples file is empty: no per-document outcome to read",
@@ -260,6 +261,10 @@ def _rows(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], task: s
                 value = float(value)
             except ValueError:
                 pass
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and number_or_none(value) is None \
+                and not (isinstance(value, float) and math.isnan(value)):
+            raise bad_log(sdisp, f"the value of metric {metric!r} is not a finite number ({str(value)[:40]})",
+                          "the samples file was damaged or edited; rerun lm-eval", line=number)
         if value is None or (isinstance(value, float) and math.isnan(value)):
             missing += 1
             value = None
@@ -289,6 +294,9 @@ def _rows(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], task: s
     rep_stderr = task_results.get(f"{metric}_stderr,{filt}",
                                   task_results.get(f"{metric}_stderr") if filt == "none" else None)
     recomputed = mean_or_none(values)
+    not_numbers = [f"{what} {v!r:.40}" for what, v in (("value", rep_value), ("stderr", rep_stderr))
+                   if v is not None and number_or_none(v) is None]
+    rep_value, rep_stderr = number_or_none(rep_value), number_or_none(rep_stderr)
     notes = [
         f"lm-eval scores each document once, after its filter ({filt!r}) has reduced the task's repeats: "
         "per-repeat outcomes are not in the file, so evalspec reads one attempt per case; the attempt rule "
@@ -298,13 +306,16 @@ def _rows(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], task: s
     if options.case_field is None:
         notes.append("The case id is the row index of the document (top-level doc_id); set data.select.case_field "
                      "to a field of the document to pair with logs of other tools.")
-    diff = compare_note("lm-eval", rep_value if isinstance(rep_value, (int, float)) else None, recomputed,
+    diff = compare_note("lm-eval", rep_value, recomputed,
                         "lm-eval averages the same per-document values; a difference means the samples file and "
                         "the results file are not from the same run.")
     if diff:
         notes.append(diff)
     if missing:
         notes.append(f"{missing} document(s) have no value for {metric!r}; evalspec counts them as missing outcomes.")
+    if not_numbers:
+        notes.append(f"The results file's reported {' and '.join(not_numbers)} for {metric},{filt} is not a finite "
+                     "number; it is not shown as the tool's number.")
     provenance = {
         "tool": TOOL, "tool_version": doc.get("lm_eval_version"), "container": "results+samples",
         "files": [{"path": rdisp, "sha256": rdigest}, {"path": sdisp, "sha256": sdigest}], "status": "success",

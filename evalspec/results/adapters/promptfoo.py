@@ -29,7 +29,7 @@ from typing import Any
 
 from evalspec.results.adapters.base import (
     as_dict, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
-    mean_or_none, read_bytes, sha256_of,
+    mean_or_none, read_bytes, sha256_of, valid_line,
 )
 
 __all__ = ["read", "sniff", "TOOL"]
@@ -67,6 +67,7 @@ def _jsonl_doc(data: bytes, display: str) -> dict[str, Any]:
                           line=number) from None
         if not isinstance(obj, dict) or "testIdx" not in obj:
             raise bad_log(display, f"line {number} is not a promptfoo result (no testIdx)", line=number)
+        valid_line(obj, line, display, number)
         results.append(obj)
     return {"results": {"version": 3, "results": results}, "jsonl": True}
 
