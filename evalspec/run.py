@@ -16,7 +16,7 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 
-__all__ = ["default_out_dir", "load_plan_for_run", "lock_status", "plan_hash", "run_plan", "write_claim"]
+__all__ = ["check_data", "default_out_dir", "load_plan_for_run", "lock_status", "plan_hash", "run_plan", "with_results", "write_claim"]
 
 
 # -- the plan ---------------------------------------------------------------------------------
@@ -41,6 +41,19 @@ def load_plan_for_run(path: str | Path) -> _PlanHandle:
 
     loaded = load_plan(p, display=str(path))
     return _PlanHandle(plan=loaded.plan, path=p, display=str(path), text=loaded.text, loaded=loaded)
+
+
+def with_results(handle: _PlanHandle, paths: list[str]) -> _PlanHandle:
+    """The same plan reading other results files (``validate --data``: a pilot or a sample log).
+
+    Only ``data.results`` changes; the format, column mapping, candidate names and every
+    check stay the plan's. Paths are taken as given (relative to the working folder).
+    """
+    import dataclasses
+    import os
+
+    data = handle.plan.data.model_copy(update={"results": [os.path.abspath(p) for p in paths]})
+    return dataclasses.replace(handle, plan=handle.plan.model_copy(update={"data": data}))
 
 
 def plan_hash(handle: _PlanHandle) -> str:
@@ -279,6 +292,27 @@ def _analyse(handle: _PlanHandle, ctx: Any, kinds: dict[str, Any]) -> list[_Reco
     return records
 
 
+def check_data(handle: _PlanHandle) -> tuple[Any, _Needs, dict[str, Any]]:
+    """Read the plan's results and check them against it, as ``run`` does before any statistic.
+
+    The one place that reads and checks: ``evalspec run`` and ``evalspec validate --data``
+    (a pilot or sample log checked against the plan) both call it, so both give the same
+    located messages. Returns the checked results, the columns the analyses read and the
+    analysis kinds; raises :class:`InputError` at the first fatal finding (all of its
+    problems at once). Computes no statistic and writes nothing.
+    """
+    from evalspec.analyses.registry import get_kind
+    from evalspec.attempts import attempt_columns
+    from evalspec.results import load_results
+
+    plan = handle.plan
+    kinds = {name: get_kind(name) for name in dict.fromkeys(a.kind for a in plan.analyses)}
+    checked = load_results(plan, handle.path, handle.diagnostic)
+    needs = _needed_columns(handle, checked.tidy, kinds)
+    attempt_columns(plan, checked.tidy.raw)  # the attempt rule's own columns (majority_answer)
+    return checked, needs, kinds
+
+
 def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict[str, Any]:
     """Run the plan at ``plan_path`` and return the claim record (nothing is written).
 
@@ -288,20 +322,16 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     """
     from evalspec._version import __version__
     from evalspec.analyses.context import AnalysisContext, Repeats
-    from evalspec.analyses.registry import get_kind
     from evalspec.attempts import attempt_columns, reduce_attempts
     from evalspec.claim import created_time, software_versions
     from evalspec.claim_model import CLAIM_FORMAT, claim_model
     from evalspec.decision import decide
-    from evalspec.results import load_results
 
     handle = load_plan_for_run(plan_path)
     plan = handle.plan
     created = created_time()
-    kinds = {name: get_kind(name) for name in dict.fromkeys(a.kind for a in plan.analyses)}
-    checked = load_results(plan, handle.path, handle.diagnostic)
+    checked, needs, kinds = check_data(handle)
     tidy = checked.tidy
-    needs = _needed_columns(handle, tidy, kinds)
     case_cols, attr_devs = _case_columns(tidy, needs.case)
     names = tidy.candidates
 

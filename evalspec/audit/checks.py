@@ -233,7 +233,13 @@ def locked_before_results(inputs: AuditInputs) -> CheckResult:
     if lock is None:
         return _r("locked_before_results", title, "fail",
                   "The plan has no lock, so nothing shows it was fixed before the results.")
+    existing, looked = _existing_data(inputs)
     locked = _parse_time(lock.locked_at)
+    if looked and first is None:  # no run times to date the results: the lock's own record decides
+        return _r("locked_before_results", title, "fail",
+                  "The claim analyses results that already existed when the plan was locked: the lock's "
+                  "existing-data declaration lists them, so the plan was fixed after they could be seen.",
+                  existing + [f"analysed and present at lock: {p}" for p in looked[:10]])
     lock_times = [locked] + [_parse_time(h.get("locked_at")) for h in lock.history if isinstance(h, dict)]
     first_lock = min((t for t in lock_times if t is not None), default=None)
     if first is None:
@@ -241,11 +247,11 @@ def locked_before_results(inputs: AuditInputs) -> CheckResult:
             return _r("locked_before_results", title, "warning",
                       "The plan maps no time column (data.columns.timestamp), so the claim holds no run times and it "
                       "cannot be shown that the plan was locked before the results; name the results' time column "
-                      "there (tool logs: timestamp).", [f"locked {lock.locked_at}"])
+                      "there (tool logs: timestamp).", [f"locked {lock.locked_at}"] + existing)
         return _r("locked_before_results", title, "warning",
                   "The results carry no timestamps, so it cannot be shown that the plan was locked before them.",
-                  [f"locked {lock.locked_at}"])
-    evidence = [f"first result {dates.get('first')}", f"locked {lock.locked_at}"]
+                  [f"locked {lock.locked_at}"] + existing)
+    evidence = [f"first result {dates.get('first')}", f"locked {lock.locked_at}"] + existing
     problems = []
     if locked is not None and locked > first:
         problems.append("the plan as run was locked after the first result")
@@ -267,6 +273,36 @@ def locked_before_results(inputs: AuditInputs) -> CheckResult:
                   evidence)
     return _r("locked_before_results", title, "pass", "The plan was locked before the first result was recorded.",
               evidence)
+
+
+def _existing_data(inputs: AuditInputs) -> tuple[list[str], list[str]]:
+    """The lock's "existing data" declarations (evidence lines) and the claim's files among them.
+
+    ``evalspec lock`` records which results the plan named were present when it was locked
+    (OSF's "existing data"). A pilot that was present but is not analysed is honest; a claim
+    analysing those very files (same SHA-256) is a look before the lock.
+    """
+    lock = inputs.lock
+    raw = getattr(lock, "raw", None)
+    decls = [raw.get("existing_data")] if isinstance(raw, dict) else []
+    decls += [h.get("existing_data") for h in getattr(lock, "history", []) if isinstance(h, dict)]
+    present: dict[str, str] = {}
+    evidence = []
+    for d in decls:
+        if not isinstance(d, dict):
+            continue
+        files = [f for f in d.get("files") or [] if isinstance(f, dict) and isinstance(f.get("sha256"), str)]
+        present.update({f["sha256"]: str(f.get("path")) for f in files})
+        if d.get("state") == "prior_to_creation":
+            evidence.append("existing data when locked: none (the plan's results did not exist yet)")
+        elif files:
+            evidence.append(f"existing data when locked: {len(files)} file(s) the plan names (e.g. a pilot)")
+    claim_files = (inputs.claim.get("data") or {}).get("files") if isinstance(inputs.claim.get("data"), dict) else None
+    looked = [str(f.get("path")) for f in claim_files or []
+              if isinstance(f, dict) and f.get("sha256") in present]
+    if present and not looked:
+        evidence.append("the claim analyses none of the files that existed when the plan was locked")
+    return evidence, looked
 
 
 # -- what was run -------------------------------------------------------------------------

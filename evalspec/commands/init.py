@@ -39,4 +39,6 @@ def init(directory: Path) -> None:
     from evalspec.plan.starter import starter_text
 
     atomic_write_text(target, starter_text())
-    click.echo(f"wrote {target}; edit it, then: evalspec validate {target} && evalspec lock {target}")
+    click.echo(f"wrote {target}; edit it, check it on a pilot or sample of results (reads them, counts no look): "
+               f"evalspec validate {target} --data PILOT; then, before the study's results exist: "
+               f"evalspec lock {target}")

@@ -21,9 +21,12 @@ def lock(plan: str, force: bool) -> None:
     from evalspec.plan.load import load_plan
     from evalspec.plan.lock import write_lock
 
+    from evalspec.commands.validate_data import existing_data
+
     loaded = load_plan(plan)
     _print_warnings(loaded)  # what validate would warn about: locking is the moment it still costs nothing
-    result = write_lock(loaded, force=force)
+    existing = existing_data(plan)  # OSF's "existing data": did results exist when the plan was locked?
+    result = write_lock(loaded, force=force, existing_data=existing)
     rec = result.record
     where = ""
     if rec.git:
@@ -42,6 +45,11 @@ def lock(plan: str, force: bool) -> None:
         for change in result.changes:
             click.echo(f"  {change.describe()}", err=True)
     click.echo(f"{plan}: locked {rec.hash} at {rec.locked_at}{where} -> {result.path}")
+    if existing["state"] == "prior_to_analysis":
+        n = len(existing["files"])
+        click.echo(f"{plan}: note: {n} results file(s) the plan names already exist; the lock records them as "
+                   "existing data, and the audit fails a claim that analyses those very files (check a pilot "
+                   "with `evalspec validate --data` instead, then collect fresh results)", err=True)
 
 
 def _print_warnings(loaded) -> None:  # type: ignore[no-untyped-def]

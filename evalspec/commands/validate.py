@@ -6,6 +6,10 @@ plan (missing, directory, not UTF-8, YAML syntax, tabs, duplicate keys, ...). Wi
 several plans the highest status wins. Diagnostics go to stderr, one block each;
 the one-line verdict per plan goes to stdout. ``--format json`` prints one JSON
 document on stdout instead, for editors and CI annotations.
+
+``--data PATH`` (one plan) also reads PATH — a pilot or a sample log — as ``run`` would and
+checks it against the plan (:mod:`evalspec.commands.validate_data`): the exit status is then
+also 2 when ``run`` would refuse those results. Nothing is computed, written or recorded.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import click
 from evalspec.errors import Diagnostic, EvalspecError
 from evalspec.exit_codes import ExitCode
 
-__all__ = ["validate"]
+__all__ = ["as_json", "validate"]
 
 
 @click.command("validate")
@@ -27,9 +31,20 @@ __all__ = ["validate"]
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output format.")
 @click.option("-q", "--quiet", is_flag=True, help="Print problems only; nothing for valid plans.")
+@click.option("--data", "data", multiple=True, type=click.Path(path_type=str),
+              help="Also check these results (a pilot or sample log; repeat the option) against the plan, as "
+                   "`run` would: columns, candidate names, versions, repeats, format. Computes no statistic, "
+                   "writes no claim, records no look.")
 @click.pass_context
-def validate(ctx: click.Context, plans: tuple[str, ...], locked: bool, fmt: str, quiet: bool) -> None:
-    """Check each PLAN file; print every problem as FILE:LINE:COL: key: message."""
+def validate(ctx: click.Context, plans: tuple[str, ...], locked: bool, fmt: str, quiet: bool,
+             data: tuple[str, ...] = ()) -> None:
+    """Check each PLAN file; print every problem as FILE:LINE:COL: key: message.
+
+    With --data PATH, also read PATH (a pilot or sample of results, in the plan's format) and
+    check it against the plan with the same messages `evalspec run` gives, before locking.
+    """
+    if data and len(plans) != 1:
+        raise click.UsageError("--data checks results against one plan; give exactly one PLAN")
     from evalspec.plan.canonical import canonical_hash
     from evalspec.plan.load import load_plan
     from evalspec.plan.lock import check_lock
@@ -44,7 +59,7 @@ def validate(ctx: click.Context, plans: tuple[str, ...], locked: bool, fmt: str,
             code = ExitCode(int(exc.exit_code))
             diags = exc.diagnostics or [Diagnostic(file=name, message=exc.message)]
             entry.update(status="invalid" if code == ExitCode.CHECK_FAILED else "unreadable", exit_code=int(code),
-                         diagnostics=[_as_json(d) for d in diags])
+                         diagnostics=[as_json(d) for d in diags])
             worst = max(worst, code)
             if fmt == "text":
                 for d in diags:
@@ -62,7 +77,7 @@ def validate(ctx: click.Context, plans: tuple[str, ...], locked: bool, fmt: str,
         warned = [loaded.diagnostic(format_path(w.path), "warning: " + w.message, hint=w.hint,
                                     **({"got": w.got} if w.has_got else {}))
                   for w in plan_warnings(loaded.plan)]
-        entry["warnings"] = [_as_json(d) for d in warned]
+        entry["warnings"] = [as_json(d) for d in warned]
         if fmt == "text":
             for d in warned:
                 click.echo(d.render(), err=True)
@@ -92,13 +107,20 @@ def validate(ctx: click.Context, plans: tuple[str, ...], locked: bool, fmt: str,
             if not quiet:
                 lock_word = f", lock {status.state}" if status is not None and status.state != "missing" else ""
                 click.echo(f"{name}: valid ({loaded.plan.id}, {digest}{lock_word})")
+        if data:
+            from evalspec.commands.validate_data import check_pilot
+
+            entry["data"] = check_pilot(name, data, text=fmt == "text", quiet=quiet)
+            worst = max(worst, ExitCode(entry["data"]["exit_code"]))
+            if entry["data"]["exit_code"]:
+                entry.update(status="data refused", exit_code=max(entry["exit_code"], entry["data"]["exit_code"]))
         reports.append(entry)
     if fmt == "json":
         click.echo(json.dumps({"exit_code": int(worst), "plans": reports}, indent=2, ensure_ascii=False))
     ctx.exit(int(worst))
 
 
-def _as_json(d: Diagnostic) -> dict[str, Any]:
+def as_json(d: Diagnostic) -> dict[str, Any]:
     out: dict[str, Any] = {"file": d.file, "line": d.line, "col": d.col, "key": d.key, "message": d.message,
                            "hint": d.hint}
     if d.has_got:

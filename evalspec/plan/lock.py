@@ -10,7 +10,9 @@ file name plus ``.lock.json``) holding
   work tree (``null`` otherwise, or when git is not installed);
 * ``plan``: the canonical plan itself, so a later change can be listed key by key;
 * ``history``: earlier locks replaced with ``--force`` (hash, time, version), so a
-  deliberate re-lock stays visible to an auditor.
+  deliberate re-lock stays visible to an auditor;
+* ``existing_data`` (written by ``evalspec lock``): whether the results the plan names
+  existed when it was locked (OSF's "existing data" question), with their SHA-256.
 
 Locking an unchanged plan again is a no-op. Locking a *changed* plan is refused
 (:class:`~evalspec.errors.CheckFailed`, exit 1) with the list of changed keys unless
@@ -148,7 +150,8 @@ def check_lock(loaded: Any) -> LockStatus:
     return LockStatus("differs", lock, digest, diff_keys(lock.plan, data))
 
 
-def write_lock(loaded: Any, *, force: bool = False, now: _dt.datetime | None = None) -> LockResult:
+def write_lock(loaded: Any, *, force: bool = False, now: _dt.datetime | None = None,
+               existing_data: dict[str, Any] | None = None) -> LockResult:
     """Write (or refuse to rewrite) the lock of a loaded plan. See the module docstring.
 
     The read-compare-write happens holding a lock on the plan's folder
@@ -159,10 +162,11 @@ def write_lock(loaded: Any, *, force: bool = False, now: _dt.datetime | None = N
     from evalspec._atomic import folder_lock
 
     with folder_lock(lock_path(loaded.path).parent or Path(".")):
-        return _write_lock(loaded, force=force, now=now)
+        return _write_lock(loaded, force=force, now=now, existing_data=existing_data)
 
 
-def _write_lock(loaded: Any, *, force: bool, now: _dt.datetime | None) -> LockResult:
+def _write_lock(loaded: Any, *, force: bool, now: _dt.datetime | None,
+                existing_data: dict[str, Any] | None = None) -> LockResult:
     path = lock_path(loaded.path)
     data = canonical_data(loaded)
     digest = hash_canonical(data)
@@ -183,7 +187,7 @@ def _write_lock(loaded: Any, *, force: bool, now: _dt.datetime | None) -> LockRe
         history = previous.history + [{
             "hash": previous.hash, "locked_at": previous.locked_at, "evalspec_version": previous.evalspec_version,
             "git": previous.git,
-        }]
+        } | ({"existing_data": previous.raw["existing_data"]} if "existing_data" in previous.raw else {})]
     record = {
         "format": LOCK_FORMAT,
         "plan_file": Path(loaded.path).name,
@@ -196,6 +200,8 @@ def _write_lock(loaded: Any, *, force: bool, now: _dt.datetime | None) -> LockRe
         "history": history,
         "plan": data,
     }
+    if existing_data is not None:  # OSF's "existing data" declaration (evalspec.commands.validate_data)
+        record["existing_data"] = existing_data
     atomic_write_text(path, json.dumps(record, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
     written = LockRecord(path=path, hash=digest, locked_at=record["locked_at"], evalspec_version=__version__,
                          plan=data, git=record["git"], history=history, raw=record)

@@ -22,7 +22,13 @@ VERDICT_SECTIONS = ("units", "attempts", "missing", "decision", "stopping", "dat
 
 _HEADER = """\
 # evalspec plan: written BEFORE anyone looks at results, and committed next to the code.
-# Check it with `evalspec validate plan.yaml`; freeze it with `evalspec lock plan.yaml`.
+# Check it with `evalspec validate plan.yaml`. Before locking, check it against a pilot or a sample
+# of your tool's output: `evalspec validate plan.yaml --data pilot.jsonl` reads it as `run` would
+# (columns, candidate names, versions, repeats) and computes nothing, writes nothing, records no look.
+# Then freeze it with `evalspec lock plan.yaml`, before the study's results exist.
+# data.columns maps only what every format has; if your results carry the model version actually
+# served (inspect_ai logs do: model_version), add `model_version: model_version` under data.columns
+# and to `record`, so runs across a model update are never pooled unnoticed.
 # Every comment below is the description of its key (`evalspec schema` prints them all).
 # Keys whose defaults can change the verdict are all written out: read each one.
 """
@@ -38,8 +44,7 @@ _EXAMPLE: dict[str, Any] = {
     "data": {
         "results": "results.jsonl",
         "format": "auto",
-        "columns": {"candidate": "candidate", "repeat": "repeat", "outcome": "passed",
-                    "model_version": "model_version", "timestamp": "timestamp"},
+        "columns": {"candidate": "candidate", "repeat": "repeat", "outcome": "outcome", "timestamp": "timestamp"},
         "outcome": {},
     },
     "candidates": {
@@ -60,7 +65,7 @@ _EXAMPLE: dict[str, Any] = {
     "slices": [],
     "systematic_limits": [
         "Replace with the known limits of this evaluation (language range, label quality, provider alias)."],
-    "record": ["model_version", "timestamp"],
+    "record": ["timestamp"],
 }
 
 

@@ -66,8 +66,13 @@ def candidate_names_hint(unknown: Sequence[str], plan: Any) -> str:
         line = ", ".join(f"{n}: {k}" for n, k in mapped.items())
         return (f"the results name candidates by their model; map them to the plan's keys with "
                 f"data.candidate_names: {{{line}}}")
-    return ("map the name to a plan key with data.candidate_names: {NAME: KEY}, add it under `candidates` in the "
-            "plan, or remove these rows")
+    keys = [str(k) for k in plan.candidates] + [str(k) for k in getattr(plan.data, "candidate_names", {}) or {}]
+    guesses = {n: close[0] for n in sorted(unknown) if (close := difflib.get_close_matches(str(n), keys, n=1,
+                                                                                          cutoff=0.7))}
+    guess = "".join(f"did you mean {g!r} for {n!r}? " for n, g in guesses.items()) if len(guesses) > 1 else (
+        f"did you mean {next(iter(guesses.values()))!r}? " if guesses else "")
+    return (guess + "map the name to a plan key with data.candidate_names: {NAME: KEY}, add it under `candidates` in "
+            "the plan, or remove these rows")
 
 
 def no_rows_hint(displays: Sequence[str]) -> str:

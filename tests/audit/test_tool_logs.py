@@ -93,12 +93,12 @@ def test_lm_eval_data_given_elsewhere_brings_its_results_file(tmp_path: Path) ->
 
 def _locked_inspect_run(root: Path, columns: str = "") -> Path:
     (root / "logs").mkdir(parents=True)
-    for f in (STRONG, WEAK):
-        shutil.copyfile(f, root / "logs" / f.name)
     plan = write_plan(root, """  results: logs/
   format: inspect
   candidate_names: {coinflip/strong: strong, coinflip/weak: weak}""" + columns)
-    assert _invoke("lock", str(plan)).exit_code == 0
+    assert _invoke("lock", str(plan)).exit_code == 0  # before the logs exist (the lock records that)
+    for f in (STRONG, WEAK):
+        shutil.copyfile(f, root / "logs" / f.name)
     assert _invoke("run", str(plan), "--no-report").exit_code == 0
     return plan.parent / "out" / "claim.json"
 

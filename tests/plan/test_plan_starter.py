@@ -88,7 +88,7 @@ def test_init_given_a_yaml_file_name_writes_that_file(tmp_path: Path) -> None:
     result = runner.invoke(main, ["init", str(target)])
     assert result.exit_code == 0, result.output
     assert target.is_file() and target.read_text(encoding="utf-8") == starter_text()  # not a folder named my-plan.yaml
-    assert result.output.startswith(f"wrote {target}; edit it, then: evalspec validate {target}")
+    assert result.output.startswith(f"wrote {target}; edit it, check it on a pilot") and "--data PILOT" in result.output
     again = runner.invoke(main, ["init", str(target)])
     assert again.exit_code == 2 and f"{target}: already exists; refusing to overwrite it" in again.output
 
