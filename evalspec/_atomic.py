@@ -104,8 +104,11 @@ class OutputSet:
     block with an exception commits nothing.
     """
 
-    #: Every file a run may leave in its output folder, in the order they are moved in.
-    NAMES: tuple[str, ...] = ("claim.json", "report.html", "report.pdf")
+    #: Every file a run may leave in its output folder, in the order they are moved in; the
+    #: statement and signature (`evalspec attest`) and the audit report are about one claim, so
+    #: a new run removes them with the old claim.
+    NAMES: tuple[str, ...] = ("claim.json", "report.html", "report.pdf", "claim.intoto.json", "claim.intoto.json.sig",
+                              "audit.html", "audit.pdf")
     #: Further outputs of a run, by name pattern (``--save-posterior`` writes ``posterior-<label>.nc``).
     PATTERNS: tuple[str, ...] = ("posterior-*.nc",)
     STAGING_PREFIX = ".evalspec-staging-"
@@ -119,6 +122,9 @@ class OutputSet:
         self.committed: list[Path] = []
 
     def __enter__(self) -> OutputSet:
+        from evalspec._files import refuse_symlinked_folder
+
+        refuse_symlinked_folder(self.target, what="the output folder", option="--out")
         try:
             self.target.mkdir(parents=True, exist_ok=True)
             self.staging = Path(tempfile.mkdtemp(prefix=self.STAGING_PREFIX, dir=self.target))

@@ -11,9 +11,11 @@ Exit codes: 0 ok; 1 a check found problems; 2 bad input or usage; 70 internal er
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -30,13 +32,14 @@ COMMANDS: dict[str, str] = {
     "run": "evalspec.commands.run:run",
     "report": "evalspec.commands.report:report",
     "audit": "evalspec.commands.audit:audit",
+    "attest": "evalspec.commands.attest:attest",
     "power": "evalspec.commands.power:power",
     "convert": "evalspec.commands.convert:convert",
     "tbg": "evalspec.commands.tbg:tbg",
 }
 
 #: The order ``evalspec --help`` lists the commands in: the order a study uses them.
-WORKFLOW = ("init", "validate", "lock", "run", "report", "audit", "power", "convert", "schema", "tbg")
+WORKFLOW = ("init", "validate", "lock", "run", "report", "audit", "attest", "power", "convert", "schema", "tbg")
 
 _HELP = {
     "validate": "Check plan files; print every problem at its line.",
@@ -46,6 +49,7 @@ _HELP = {
     "run": "Run the plan on its results and write the claim record.",
     "report": "Render a claim record to HTML and/or PDF.",
     "audit": "Check a claim against its plan, lock and ledger; reproduce it.",
+    "attest": "Write an in-toto statement about a claim, for you to sign with your own key.",
     "power": "Units needed to detect the planned improvement, before any data.",
     "convert": "Write the tidy table evalspec reads from inspect_ai / lm-eval / promptfoo logs.",
     "tbg": "Background temperature: reference sampling (tbg sample) and the T_bg estimate (tbg estimate).",
@@ -92,6 +96,10 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
+        with escaped_output():
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.exceptions.Exit:
@@ -126,6 +134,54 @@ class LazyGroup(click.Group):
                 err=True,
             )
             ctx.exit(int(ExitCode.INTERNAL_ERROR))
+
+
+class _Escaping:
+    """A text stream that escapes control characters in everything written to it (:func:`safe_text`).
+
+    Values from the user's files (a model version holding ``ESC [ 1 A``, a carriage return, a
+    bidirectional override) reach messages, tables and listings; on a terminal they could
+    overwrite a FAIL line with a fake PASS. Every byte evalspec prints passes through here,
+    so no command can forget to escape. Line breaks and tabs pass (evalspec's own layout);
+    those inside one value are escaped where the value is put into a message (``one_line``).
+    It has no ``buffer``, so click writes through it rather than around it.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: Any) -> int:
+        from evalspec.errors import safe_text
+
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode("utf-8", "replace")
+        self._stream.write(safe_text(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "buffer":
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
+def unescaped(stream: Any) -> Any:
+    """The stream under :class:`_Escaping`: for data a command writes to stdout on purpose (``convert``'s
+    table), which must reach the file or pipe byte for byte."""
+    return stream._stream if isinstance(stream, _Escaping) else stream
+
+
+@contextlib.contextmanager
+def escaped_output() -> Iterator[None]:
+    """stdout and stderr through :class:`_Escaping` for the duration of a command (nested: once)."""
+    if isinstance(sys.stdout, _Escaping):
+        yield
+        return
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Escaping(out), _Escaping(err)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 #: Exit status after the reader of stdout went away (``evalspec run ... | head -1``): 128 + SIGPIPE,
@@ -202,7 +258,8 @@ def main(argv: list[str] | None = None) -> None:
     if hasattr(signal, "SIGPIPE"):
         # a closed pipe ends the process quietly, like any command-line tool (no traceback)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    cli.main(args=args, prog_name="evalspec")
+    with escaped_output():
+        cli.main(args=args, prog_name="evalspec")
 
 
 if __name__ == "__main__":  # pragma: no cover

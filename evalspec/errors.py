@@ -56,15 +56,47 @@ class Diagnostic:
         return self.headline()
 
 
-_CONTROL = {i: f"\\x{i:02x}" for i in [*range(0x20), 0x7F]}
-_CONTROL.update({0x85: "\\x85", 0x2028: "\\u2028", 0x2029: "\\u2029"})
+def _escapes() -> dict[int, str]:
+    """Characters a terminal would act on, or that reorder or hide text, and their visible escapes.
+
+    C0 controls (ESC, ``\r``, backspace...), DEL, the C1 controls (U+0080-U+009F, of which U+009B
+    starts a terminal sequence like ``ESC [``), line and paragraph separators, the bidirectional
+    embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069: "Trojan source"), the
+    directional marks, zero-width characters and the byte-order mark.
+    """
+    table = {i: f"\\x{i:02x}" for i in [*range(0x20), 0x7F, *range(0x80, 0xA0)]}
+    for cp in (0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C,
+               0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF):
+        table[cp] = f"\\u{cp:04x}"
+    return table
+
+
+_CONTROL = _escapes()
+#: The same, keeping the line breaks and tabs of a multi-line message evalspec itself composed.
+_CONTROL_TEXT = {k: v for k, v in _CONTROL.items() if k not in (0x0A, 0x09)}
 
 
 def one_line(text: str) -> str:
     """``text`` with control characters and line separators escaped: a value from a results file
     (a carriage return in a model version) can never break a message into lines that look like
-    other messages."""
-    return text.translate(_CONTROL)
+    other messages, nor move the cursor, recolour or reorder what a terminal shows."""
+    out = text.translate(_CONTROL)
+    return _no_surrogates(out)
+
+
+def safe_text(text: str) -> str:
+    """Text for a terminal or a file: every control character escaped as in :func:`one_line`, except
+    the line breaks and tabs. Used on everything evalspec prints (one helper, one table)."""
+    return _no_surrogates(text.translate(_CONTROL_TEXT))
+
+
+def _no_surrogates(text: str) -> str:
+    """Lone surrogates (from a JSON ``"\\ud800"``) shown as ``\\ud800`` rather than failing to encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:

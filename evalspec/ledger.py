@@ -223,12 +223,13 @@ def _claim_ledger_ref(seq: Any, prev: Any) -> dict[str, Any]:
 def append_entry(plan_path: str | Path, entry: dict[str, Any]) -> Path:
     """Append ``entry`` to the plan's ledger (the whole file is rewritten atomically)."""
     from evalspec._atomic import write_text_atomic
-
+    from evalspec._files import read_text
     from evalspec.errors import Diagnostic, InputError
 
     path = ledger_path(plan_path)
+    old = read_text(path, what="the ledger of looks", hint="restore the ledger from version control",
+                    missing_ok=True) or ""
     try:
-        old = path.read_text(encoding="utf-8") if path.exists() else ""
         if old and not old.endswith("\n"):
             old += "\n"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -246,25 +247,19 @@ def read_ledger(path: str | Path) -> list[LedgerEntry]:
     Raises :class:`~evalspec.errors.InputError` naming the line when a line is not a JSON
     object.
     """
+    from evalspec._files import loads_json, read_text
     from evalspec.errors import Diagnostic, InputError
 
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    hint = "restore the ledger from version control"
+    text = read_text(p, what="the ledger of looks", display=str(p), hint=hint, missing_ok=True)
+    if text is None:
         return []
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{p}: cannot be read", [Diagnostic(file=str(p), message=f"cannot be read: {exc}")]) from None
     out = []
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}: line {i} is not JSON", [Diagnostic(
-                file=str(p), line=i, message=f"ledger line {i} is not valid JSON ({exc.msg})",
-                hint="restore the ledger from version control")]) from None
+        data = loads_json(line, display=str(p), what=f"ledger line {i}", hint=hint, line=i)
         if not isinstance(data, dict):
             raise InputError(f"{p}: line {i} is not a JSON object", [Diagnostic(
                 file=str(p), line=i, message=f"ledger line {i} is not a JSON object",
@@ -348,7 +343,10 @@ def record_look(claim: dict[str, Any], plan_path: str | Path) -> dict[str, Any]:
 
     from evalspec.errors import Diagnostic, InputError
 
+    from evalspec._files import refuse_symlinked_folder
+
     path = ledger_path(plan_path)
+    refuse_symlinked_folder(path.parent, what="the plan's ledger folder .evalspec")
     with ExitStack() as stack:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

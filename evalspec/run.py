@@ -77,6 +77,13 @@ def lock_status(handle: _PlanHandle) -> tuple[dict[str, Any], list[str]]:
              "locked_at": lock.locked_at, "git_commit": git.get("commit")}, changed)
 
 
+def _as_recorded(path: str) -> str:
+    """A path as the claim records it: ``./plan.yaml`` and ``plan.yaml`` are one path (same claim bytes)."""
+    import os
+
+    return os.path.normpath(path) if path else path
+
+
 def _rel(p: Path, base: Path) -> str:
     """``p`` relative to ``base`` (``../x`` for a file outside it, so the claim says where it was)."""
     import os
@@ -380,9 +387,9 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
         "claim_format": CLAIM_FORMAT,
         "evalspec_version": __version__,
         "created": created,
-        "command": list(command) if command is not None else ["evalspec", "run", str(plan_path)],
+        "command": list(command) if command is not None else ["evalspec", "run", _as_recorded(str(plan_path))],
         "plan": {
-            "path": handle.display, "id": plan.id, "title": plan.title, "question": plan.question,
+            "path": _as_recorded(handle.display), "id": plan.id, "title": plan.title, "question": plan.question,
             "decision_owner": plan.decision_owner, "population": plan.population, "hash": digest, "lock": lock,
             "registered": plan.model_dump(mode="json"), "source": handle.text,
         },

@@ -19,13 +19,16 @@ import datetime as _dt
 from collections.abc import Callable
 from typing import Any
 
+from evalspec.audit.evidence import ledger_in_git, lock_in_git
 from evalspec.audit.model import AuditInputs, CheckResult
+from evalspec.audit.recompute import claim_plan_recomputed, claim_text_canonical
 
 __all__ = ["CHECKS"]
 
 
-def _r(id_: str, title: str, status: str, sentence: str, evidence: list[str] | None = None) -> CheckResult:
-    return CheckResult(id_, title, status, sentence, list(evidence or []))  # type: ignore[arg-type]
+def _r(id_: str, title: str, status: str, sentence: str, evidence: list[str] | None = None,
+       basis: str = "consistency") -> CheckResult:
+    return CheckResult(id_, title, status, sentence, list(evidence or []), basis)  # type: ignore[arg-type]
 
 
 def _diff(old: Any, new: Any, limit: int = 12) -> list[str]:
@@ -93,6 +96,14 @@ def claim_untampered(inputs: AuditInputs) -> CheckResult:
               evidence)
 
 
+def _claim_seq(inputs: AuditInputs) -> int | None:
+    """The ledger sequence number the claim records for its own look (``integrity.ledger.seq``)."""
+    integrity = inputs.claim.get("integrity")
+    ref = integrity.get("ledger") if isinstance(integrity, dict) else None
+    seq = ref.get("seq") if isinstance(ref, dict) else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) and seq > 0 else None
+
+
 def _claim_entry(inputs: AuditInputs) -> Any:
     ref = (inputs.claim.get("integrity") or {}).get("ledger") if isinstance(inputs.claim.get("integrity"), dict) \
         else None
@@ -138,7 +149,13 @@ def ledger_untampered(inputs: AuditInputs) -> CheckResult:
     title = "Ledger of looks intact"
     if inputs.ledger_problem:
         return _r("ledger_untampered", title, "fail", f"The ledger of looks cannot be read: {inputs.ledger_problem}.")
+    ref_seq = _claim_seq(inputs)
     if inputs.ledger is None:
+        if ref_seq is not None:
+            return _r("ledger_untampered", title, "fail",
+                      f"The ledger of looks is missing, although the claim records that it was look {ref_seq} in "
+                      "it: the ledger was deleted or moved, so the looks before this claim cannot be counted.",
+                      [f"expected {inputs.ledger_path}", f"the claim names ledger entry {ref_seq}"])
         return _r("ledger_untampered", title, "warning",
                   "There is no ledger of looks beside the plan, so removed or repeated looks cannot be checked.",
                   [f"expected {inputs.ledger_path}"])
@@ -150,9 +167,10 @@ def ledger_untampered(inputs: AuditInputs) -> CheckResult:
         evidence.append("the claim does not name its ledger entry")
     else:
         entry = _claim_entry(inputs)
+        head = max((e.seq for e in inputs.ledger if isinstance(e.seq, int)), default=0)
         if entry is None:
             evidence.append(f"entry {ref.get('seq')}, which the claim names as its own, is not in the ledger "
-                            "(deleted)")
+                            f"(deleted; the ledger's last entry is {head})")
         else:
             _, recorded, _ = verify_claim_hash(inputs.claim)
             if entry.get("prev_sha256") != ref.get("prev_sha256"):
@@ -242,6 +260,11 @@ def locked_before_results(inputs: AuditInputs) -> CheckResult:
                   existing + [f"analysed and present at lock: {p}" for p in looked[:10]])
     lock_times = [locked] + [_parse_time(h.get("locked_at")) for h in lock.history if isinstance(h, dict)]
     first_lock = min((t for t in lock_times if t is not None), default=None)
+    early = _looks_before_lock(inputs, first_lock)
+    if early:
+        return _r("locked_before_results", title, "fail",
+                  "The ledger of looks shows the data was looked at before the plan was locked.",
+                  early + [f"locked {lock.locked_at}"])
     if first is None:
         if not _mapped_column(inputs, "timestamp"):
             return _r("locked_before_results", title, "warning",
@@ -303,6 +326,28 @@ def _existing_data(inputs: AuditInputs) -> tuple[list[str], list[str]]:
     if present and not looked:
         evidence.append("the claim analyses none of the files that existed when the plan was locked")
     return evidence, looked
+
+
+def _looks_before_lock(inputs: AuditInputs, first_lock: _dt.datetime | None) -> list[str]:
+    """Ledger entries of this plan made before its first lock, or when it had no lock; and a lock time
+    that is not the one the claim recorded."""
+    out: list[str] = []
+    recorded = _section(_claim_plan(inputs), "lock").get("locked_at")
+    lock = inputs.lock
+    known = {lock.locked_at} | {h.get("locked_at") for h in lock.history if isinstance(h, dict)}
+    if isinstance(recorded, str) and recorded not in known:
+        out.append(f"the claim recorded the lock's time as {recorded}; the lock now says {lock.locked_at} "
+                   "(the lock was edited after the claim)")
+    found = _looks(inputs)
+    if found is None:
+        return out
+    for e in found[0]:
+        t = _parse_time(e.get("time"))
+        if e.get("lock_hash") is None:
+            out.append(f"ledger entry {e.seq} ({e.get('time')}): the data was looked at while the plan had no lock")
+        elif t is not None and first_lock is not None and t < first_lock:
+            out.append(f"ledger entry {e.seq} ({e.get('time')}) is older than the plan's first lock")
+    return out
 
 
 # -- what was run -------------------------------------------------------------------------
@@ -560,6 +605,12 @@ def looks_within_plan(inputs: AuditInputs) -> CheckResult:
     rule = stop.get("rule", "fixed")
     found = _looks(inputs)
     if found is None:
+        seq = _claim_seq(inputs)
+        if seq is not None and seq > planned:
+            return _r("looks_within_plan", title, "fail",
+                      f"The ledger of looks is missing, and the claim records that it was look {seq} in it, more "
+                      f"than the {planned} planned: without the ledger nothing shows those looks were at other "
+                      "plans.", [f"the claim names ledger entry {seq}", f"expected {inputs.ledger_path}"])
         return _r("looks_within_plan", title, "warning",
                   "There is no ledger of looks, so how often the data was looked at cannot be checked.")
     entries, looks = found
@@ -620,8 +671,9 @@ def data_fingerprints(inputs: AuditInputs) -> CheckResult:
     if fails:
         return _r("data_fingerprints", title, "fail",
                   "The results changed since the claim was made: a file's fingerprint differs from the one recorded.",
-                  fails + evidence)
-    return _r("data_fingerprints", title, "pass", "Every results file has the SHA-256 recorded in the claim.", evidence)
+                  fails + evidence, basis="recomputed")
+    return _r("data_fingerprints", title, "pass", "Every results file has the SHA-256 recorded in the claim.", evidence,
+              basis="recomputed")
 
 
 def reproduction(inputs: AuditInputs) -> CheckResult:
@@ -651,8 +703,10 @@ def deviations_disclosed(inputs: AuditInputs) -> CheckResult:
               [f"{d.get('code')}: {d.get('message')}" for d in devs])
 
 
+#: Every check, in the order printed. Each result says what its PASS can show (``basis``): see
+#: :data:`evalspec.audit.model.BASIS_WORDS` and docs/audit.md.
 CHECKS: list[Callable[[AuditInputs], CheckResult]] = [
-    plan_matches, plan_locked, locked_before_results, analyses_declared, attempt_rule, model_versions,
+    plan_matches, plan_locked, locked_before_results, lock_in_git, analyses_declared, attempt_rule, model_versions,
     missing_within_policy, units_within_max, decision_date, looks_within_plan, deviations_disclosed, claim_untampered,
-    ledger_untampered, data_fingerprints, reproduction,
+    claim_text_canonical, claim_plan_recomputed, ledger_untampered, ledger_in_git, data_fingerprints, reproduction,
 ]

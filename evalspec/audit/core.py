@@ -20,9 +20,21 @@ __all__ = ["audit_claim", "gather", "find_plan", "sha256_file"]
 
 
 def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes (as the results reader records it)."""
+    """Hex SHA-256 of a regular file's bytes (as the results reader records it); anything else is an InputError."""
+    from evalspec._files import special_kind
+    from evalspec.errors import InputError
+    from evalspec.limits import MAX_RESULTS_BYTES
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        kind = special_kind(st.st_mode)
+        if kind is not None or st.st_size > MAX_RESULTS_BYTES:
+            raise InputError(f"{path}: not a results file evalspec reads ({kind or 'larger than the limit'})")
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -100,7 +112,14 @@ def _data_inputs(inputs: AuditInputs, data: list[str] | None) -> None:
     if data:
         inputs.data_given = True
         given = [Path(d) for d in data]
+        from evalspec._files import special_kind
+
         missing = [str(g) for g in given if not g.is_file()]
+        special = [f"{g} ({special_kind(g.stat().st_mode)})" for g in given if g.exists() and not g.is_file()]
+        if special:
+            from evalspec.errors import InputError
+
+            raise InputError(f"--data: not a regular file: {', '.join(special)}")
         if missing:
             from evalspec.errors import InputError
 
@@ -157,15 +176,15 @@ def _companions(files: list[Any], pairs: list[tuple[str, Path]]) -> list[tuple[s
 
 
 def gather(claim_path: str | Path, *, plan: str | Path | None = None, data: list[str] | None = None,
-           reproduce: bool = True) -> AuditInputs:
+           reproduce: bool = True, verify: str | Path | None = None) -> AuditInputs:
     """Read the claim and locate its plan, lock, ledger and data."""
     from evalspec.errors import Diagnostic, InputError
     from evalspec.ledger import ledger_path, read_ledger
-    from evalspec.report.load import load_claim
+    from evalspec.report.load import read_claim
 
     cpath = Path(claim_path)
-    claim = load_claim(cpath)
-    inputs = AuditInputs(claim=claim, claim_path=cpath, reproduce=reproduce)
+    claim, raw, text = read_claim(cpath)
+    inputs = AuditInputs(claim=claim, claim_path=cpath, reproduce=reproduce, claim_raw=raw, claim_text=text)
     inputs.plan_claimed = _claimed_plan(claim)
     if plan is not None:
         ppath = Path(plan)
@@ -188,6 +207,16 @@ def gather(claim_path: str | Path, *, plan: str | Path | None = None, data: list
     except InputError as exc:
         inputs.ledger_problem = str(exc).splitlines()[0]
     inputs.git_first_commit, inputs.git_tracked = _git_first_commit(ppath)
+    from evalspec.audit.evidence import git_view
+
+    inputs.git = git_view(ppath)
+    if verify is not None:
+        vpath = Path(verify)
+        if not vpath.is_file():
+            raise InputError(f"--verify {verify}: no such file", [Diagnostic(
+                file=str(verify), message="no such allowed-signers file",
+                hint="give an OpenSSH allowed-signers file: one line 'PRINCIPAL KEYTYPE KEY' per trusted key")])
+        inputs.verify = vpath
     _data_inputs(inputs, data)
     return inputs
 
@@ -206,12 +235,17 @@ def _safely(check: Any, inputs: AuditInputs) -> Any:
 
 
 def audit_claim(claim_path: str | Path, *, plan: str | Path | None = None, data: list[str] | None = None,
-                reproduce: bool = True) -> AuditReport:
-    """Audit one claim against its plan (and, given the data, reproduce it)."""
+                reproduce: bool = True, verify: str | Path | None = None) -> AuditReport:
+    """Audit one claim against its plan (and, given the data, reproduce it; given ``verify``, its signature)."""
     from evalspec.audit.checks import CHECKS
 
-    inputs = gather(claim_path, plan=plan, data=data, reproduce=reproduce)
-    results = [_safely(check, inputs) for check in CHECKS]
+    inputs = gather(claim_path, plan=plan, data=data, reproduce=reproduce, verify=verify)
+    checks = list(CHECKS)
+    if inputs.verify is not None:
+        from evalspec.audit.attest import verify_signature
+
+        checks.append(verify_signature)
+    results = [_safely(check, inputs) for check in checks]
     claim = inputs.claim
     return AuditReport(claim_path=inputs.claim_path, plan_path=inputs.plan_path,
                        plan_id=(claim.get("plan") or {}).get("id"),

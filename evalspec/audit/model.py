@@ -6,9 +6,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["AuditInputs", "AuditReport", "CheckResult", "Status"]
+__all__ = ["AuditInputs", "AuditReport", "Basis", "BASIS_WORDS", "CheckResult", "Status"]
 
 Status = Literal["pass", "fail", "warning"]
+
+#: What a check's PASS can show (docs/audit.md, "The trust model"):
+#: ``consistency``: the files evalspec wrote agree with each other; whoever can rewrite all of them
+#: (claim, lock, ledger) can make it pass. ``recomputed``: evalspec derived the value again from the
+#: claim's own inputs (its plan source, the data given); it shows the claim follows from those inputs.
+#: ``evidence``: something outside those files that a tamperer cannot rewrite: git history, a
+#: signature made with a key the auditor trusts.
+Basis = Literal["consistency", "recomputed", "evidence"]
+BASIS_WORDS: dict[str, str] = {
+    "consistency": "consistency only: the files agree; whoever can rewrite them all can make this pass",
+    "recomputed": "recomputed from the claim's inputs (its plan source, the data given)",
+    "evidence": "evidence outside the files (git history, a signature)",
+}
 
 
 @dataclass(frozen=True)
@@ -20,10 +33,11 @@ class CheckResult:
     status: Status
     sentence: str
     evidence: list[str] = field(default_factory=list)
+    basis: Basis = "consistency"
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "status": self.status, "sentence": self.sentence,
-                "evidence": list(self.evidence)}
+                "evidence": list(self.evidence), "basis": self.basis}
 
 
 @dataclass
@@ -32,6 +46,9 @@ class AuditInputs:
 
     claim: dict[str, Any]
     claim_path: Path
+    #: the claim's JSON object as written (before validation) and the file's text
+    claim_raw: dict[str, Any] | None = None
+    claim_text: str | None = None
     plan_path: Path | None = None
     #: the plan as it is now (LoadedPlan) and its canonical data; None when it does not load
     loaded: Any = None
@@ -52,6 +69,10 @@ class AuditInputs:
     git_first_commit: str | None = None
     git_tracked: bool | None = None
     reproduce: bool = True
+    #: the git work tree holding the plan (:class:`evalspec.audit.evidence.GitView`), None outside git
+    git: Any = None
+    #: ``--verify``: the allowed-signers file the statement's signature is checked against
+    verify: Path | None = None
 
     @property
     def promised(self) -> dict[str, Any] | None:

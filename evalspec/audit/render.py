@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.audit.model import AuditReport
+from evalspec.errors import one_line
 
 __all__ = ["text", "table", "to_json", "render_audit"]
 
@@ -21,18 +22,28 @@ _MARK = {"pass": "PASS", "warning": "WARN", "fail": "FAIL"}
 
 def text(report: AuditReport, *, verbose: bool = False) -> str:
     """Every check on one line; evidence under failures and warnings (and passes when verbose)."""
-    head = f"audit of {report.claim_path}"
+    head = f"audit of {one_line(str(report.claim_path))}"
     if report.plan_id:
-        head += f" (plan {report.plan_id}, verdict {report.verdict})"
+        head += f" (plan {one_line(str(report.plan_id))}, verdict {one_line(str(report.verdict))})"
     lines = [head]
+    width = max(len(b) for b in _BASIS.values())
     for c in report.checks:
-        lines.append(f"  {_MARK[c.status]}  {c.title}: {c.sentence}")
+        tag = _BASIS.get(c.basis, c.basis).ljust(width)
+        lines.append(f"  {_MARK[c.status]}  {tag}  {one_line(c.title)}: {one_line(c.sentence)}")
         if c.status != "pass" or verbose:
-            lines += [f"        {e}" for e in c.evidence]
+            lines += [f"        {one_line(str(e))}" for e in c.evidence]
     counts = {s: sum(c.status == s for c in report.checks) for s in ("pass", "warning", "fail")}
     lines.append(f"{len(report.checks)} checks: {counts['pass']} pass, {counts['warning']} warning, "
                  f"{counts['fail']} fail")
+    anchored = [c for c in report.checks if c.basis == "evidence" and c.status == "pass"]
+    lines.append(f"{len(anchored)} pass on evidence outside the files (git, a signature); "
+                 + ("nothing else shows the files were not rewritten together." if not anchored else
+                    "the checks marked consistency show only that the files agree."))
     return "\n".join(lines)
+
+
+#: How each check's basis is printed beside it (docs/audit.md, "What each check can show").
+_BASIS = {"consistency": "[consistency]", "recomputed": "[recomputed]", "evidence": "[evidence]"}
 
 
 def table(rows: list[tuple[Path, AuditReport | str]]) -> str:
@@ -41,10 +52,11 @@ def table(rows: list[tuple[Path, AuditReport | str]]) -> str:
     body: list[tuple[str, ...]] = []
     for path, rep in rows:
         if isinstance(rep, str):
-            body.append((str(path), "-", "-", "-", "-", "-", f"cannot audit: {rep}"))
+            body.append((one_line(str(path)), "-", "-", "-", "-", "-", f"cannot audit: {one_line(rep)}"))
             continue
         counts = [sum(c.status == s for c in rep.checks) for s in ("pass", "warning", "fail")]
-        body.append((str(path), str(rep.plan_id or "-"), str(rep.verdict or "-"), *map(str, counts),
+        body.append((one_line(str(path)), one_line(str(rep.plan_id or "-")), one_line(str(rep.verdict or "-")),
+                     *map(str, counts),
                      ", ".join(c.id for c in rep.failed) or "-"))
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header) - 1)]
     out = []

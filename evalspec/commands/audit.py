@@ -29,9 +29,14 @@ __all__ = ["audit"]
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="With --report: folder for the audit report (default: the claim's folder).")
 @click.option("--no-reproduce", is_flag=True, help="Skip re-running the analyses on the data.")
+@click.option("--verify", "verify", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              metavar="ALLOWED_SIGNERS",
+              help="Check the SSH signature of the claim's statement (claim.intoto.json.sig, from `evalspec attest` "
+                   "and `ssh-keygen -Y sign -n evalspec`) against this OpenSSH allowed-signers file.")
 @click.option("--verbose", "-v", is_flag=True, help="Show the evidence of passing checks too.")
 def audit(claim: Path | None, plan: Path | None, data: tuple[Path, ...], as_json: bool, all_dir: Path | None,
-          report: bool, report_format: str, out_dir: Path | None, no_reproduce: bool, verbose: bool) -> None:
+          report: bool, report_format: str, out_dir: Path | None, no_reproduce: bool, verbose: bool,
+          verify: Path | None = None) -> None:
     """Audit CLAIM (a claim.json) against its plan, lock and ledger; given the data, reproduce it.
 
     Each check prints PASS, WARN or FAIL with one sentence and its evidence: the plan and
@@ -55,7 +60,7 @@ def audit(claim: Path | None, plan: Path | None, data: tuple[Path, ...], as_json
         rows: list = []
         for p in paths:
             try:
-                rows.append((p, audit_claim(p, reproduce=not no_reproduce)))
+                rows.append((p, audit_claim(p, reproduce=not no_reproduce, verify=verify)))
             except EvalspecError as exc:
                 rows.append((p, str(exc).splitlines()[0]))
         if as_json:
@@ -70,7 +75,8 @@ def audit(claim: Path | None, plan: Path | None, data: tuple[Path, ...], as_json
         return
     if claim is None:
         raise InputError("give a claim.json to audit, or --all DIR")
-    rep = audit_claim(claim, plan=plan, data=[str(d) for d in data] or None, reproduce=not no_reproduce)
+    rep = audit_claim(claim, plan=plan, data=[str(d) for d in data] or None, reproduce=not no_reproduce,
+                      verify=verify)
     if as_json:
         click.echo(show.to_json([rep]), nl=False)
     else:

@@ -131,7 +131,11 @@ def convert(logs: tuple[Path, ...], to: str, output: Path | None, fmt: str, task
     if output is not None:
         write_text_atomic(output, text)
     else:
-        click.echo(text, nl=False)
+        import sys
+
+        from evalspec.cli import unescaped
+
+        click.echo(text, nl=False, file=unescaped(sys.stdout))  # data, byte for byte (messages are escaped)
     for p in prov:
         rep = p.get("reported") or {}
         tail = ""

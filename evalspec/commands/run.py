@@ -61,7 +61,10 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
     from evalspec._atomic import OutputSet
     from evalspec.results import OUTSIDE_ALLOWED, OUTSIDE_READ
 
-    command = ["evalspec", "run", plan] + (["--out", out_dir] if out_dir is not None else [])
+    import os
+
+    command = ["evalspec", "run", os.path.normpath(plan)] + (["--out", os.path.normpath(out_dir)]
+                                                          if out_dir is not None else [])
     command += ["--allow-outside-data"] if allow_outside else []
     token, outside = OUTSIDE_ALLOWED.set(allow_outside), []
     read_token = OUTSIDE_READ.set(outside)

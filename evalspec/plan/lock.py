@@ -105,37 +105,74 @@ def read_lock(plan_path: str | os.PathLike[str]) -> LockRecord | None:
     Raises :class:`InputError` (exit 2) when the lock file exists but is unreadable,
     not JSON, or lacks a required field.
     """
+    from evalspec._files import loads_json, read_text
+
     path = lock_path(plan_path)
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    hint = "restore it from version control, or re-lock with --force"
+    text = read_text(path, what="the lock file", display=name, hint=hint, limit=MAX_LOCK_BYTES, missing_ok=True)
+    if text is None:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{name}: cannot be read", [Diagnostic(file=name, message=f"cannot be read: {exc}")]) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{name}: not JSON", [Diagnostic(
-            file=name, line=exc.lineno, col=exc.colno, message=f"lock file is not valid JSON: {exc.msg}",
-            hint="restore it from version control, or re-lock with --force")]) from None
-    problems = []
-    if not isinstance(data, dict):
-        problems.append("must be a JSON object")
-    else:
-        if data.get("format") != LOCK_FORMAT:
-            problems.append(f"format must be {LOCK_FORMAT!r} (got {data.get('format')!r})")
-        for key, typ in (("hash", str), ("locked_at", str), ("evalspec_version", str), ("plan", dict)):
-            if not isinstance(data.get(key), typ):
-                problems.append(f"{key} is missing or not a {typ.__name__}")
+    data = loads_json(text, display=name, what="the lock file", hint=hint)
+    problems = _lock_problems(data)
     if problems:
         raise InputError(f"{name}: not an evalspec lock file", [
-            Diagnostic(file=name, message=f"not an evalspec lock file: {p}",
-                       hint="restore it from version control, or re-lock with --force") for p in problems])
+            Diagnostic(file=name, message=f"not an evalspec lock file: {p}", hint=hint) for p in problems])
     return LockRecord(
         path=path, hash=data["hash"], locked_at=data["locked_at"], evalspec_version=data["evalspec_version"],
         plan=data["plan"], git=data.get("git"), history=list(data.get("history") or []), raw=data,
     )
+
+
+#: Largest lock file read (bytes): a lock holds one plan, and plans are at most a few MB.
+MAX_LOCK_BYTES = 64 * 1024**2
+
+_GIT_KEYS = {"commit": (str, type(None)), "dirty": (bool,), "plan_uncommitted": (bool,)}
+
+
+def _lock_problems(data: Any) -> list[str]:
+    """What makes ``data`` not a lock record evalspec wrote (each field's type, the times' form)."""
+    if not isinstance(data, dict):
+        return ["must be a JSON object"]
+    problems = []
+    if data.get("format") != LOCK_FORMAT:
+        problems.append(f"format must be {LOCK_FORMAT!r} (got {data.get('format')!r})")
+    for key, typ in (("hash", str), ("locked_at", str), ("evalspec_version", str), ("plan", dict)):
+        if not isinstance(data.get(key), typ):
+            problems.append(f"{key} is missing or not a {typ.__name__}")
+    if isinstance(data.get("locked_at"), str) and _parse_utc(data["locked_at"]) is None:
+        problems.append(f"locked_at is not a UTC time YYYY-MM-DDTHH:MM:SSZ (got {data['locked_at'][:40]!r})")
+    problems += _git_problems(data.get("git"), "git")
+    history = data.get("history", [])
+    if history is not None and not isinstance(history, list):
+        problems.append(f"history must be a list of earlier locks (got {type(history).__name__})")
+    elif history:
+        for i, h in enumerate(history):
+            if not isinstance(h, dict):
+                problems.append(f"history[{i}] must be an object (got {type(h).__name__})")
+                continue
+            for key in ("hash", "locked_at"):
+                if not isinstance(h.get(key), str):
+                    problems.append(f"history[{i}].{key} is missing or not a str")
+            problems += _git_problems(h.get("git"), f"history[{i}].git")
+    return problems
+
+
+def _git_problems(git: Any, where: str) -> list[str]:
+    if git is None:
+        return []
+    if not isinstance(git, dict):
+        return [f"{where} must be an object or null (got {type(git).__name__})"]
+    return [f"{where}.{k} must be {' or '.join('null' if t is type(None) else t.__name__ for t in types)}"
+            for k, types in _GIT_KEYS.items() if k in git and not isinstance(git[k], types)]
+
+
+def _parse_utc(text: str) -> _dt.datetime | None:
+    try:
+        t = _dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return None
+    return t.replace(tzinfo=_dt.UTC)
 
 
 def check_lock(loaded: Any) -> LockStatus:

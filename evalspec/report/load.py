@@ -15,7 +15,7 @@ from typing import Any
 
 from evalspec.errors import Diagnostic, InputError
 
-__all__ = ["SUPPORTED_FORMATS", "load_claim", "validate_claim"]
+__all__ = ["SUPPORTED_FORMATS", "load_claim", "read_claim", "validate_claim"]
 
 SUPPORTED_FORMATS = (2,)
 
@@ -37,24 +37,29 @@ def _first_line_is_object(text: str) -> bool:
 
 def load_claim(path: str | Path) -> dict[str, Any]:
     """Parse ``path`` as a claim record; raise :class:`InputError` if it is not one."""
+    return read_claim(path)[0]
+
+
+def read_claim(path: str | Path) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """``(claim as validated, the JSON object as written, the file's text)`` (the audit reads all three)."""
+    from evalspec._files import loads_json, read_regular
+
     path = Path(path)
-    if not path.exists():
-        raise _fail(path, "no such file", hint="give the claim.json that `evalspec run` wrote")
     if path.is_dir():
         raise _fail(path, "is a folder, not a claim file", hint="give the path of claim.json inside it")
+    raw = read_regular(path, what="the claim", display=str(path),
+                       hint="give the claim.json that `evalspec run` wrote")
+    assert raw is not None
     try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise _fail(path, f"cannot be read: {exc.strerror or exc}") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         from evalspec.plan.source import binary_kind
 
-        with path.open("rb") as fh:
-            what = binary_kind(fh.read(8))
+        what = binary_kind(raw[:8])
         raise _fail(path, f"is not a claim record: it is {what}" if what else f"is not UTF-8 text (byte {exc.start})",
                     hint="a claim is the JSON file `evalspec run` writes (out/claim.json beside the plan)") from None
     try:
-        claim = json.loads(text)
+        json.loads(text, object_pairs_hook=lambda pairs: None)  # syntax only: a located message for each kind
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data" and _first_line_is_object(text):
             raise _fail(path, "is not a claim record: it looks like a results file (JSON lines, one record per line)",
@@ -65,6 +70,10 @@ def load_claim(path: str | Path) -> dict[str, Any]:
                 from None
         raise _fail(path, f"is not valid JSON: {exc.msg}", line=exc.lineno, col=exc.colno,
                     hint="the file may be truncated or edited by hand; re-run `evalspec run`") from None
+    except (ValueError, RecursionError):
+        pass  # loads_json names it
+    claim = loads_json(text, display=str(path), what="the claim",
+                       hint="the claim was edited by hand or is damaged; re-run `evalspec run`")
     if not isinstance(claim, dict):
         raise _fail(path, "is JSON but not a claim record (expected an object at the top level)",
                     got=type(claim).__name__)
@@ -90,7 +99,7 @@ def load_claim(path: str | Path) -> dict[str, Any]:
                     hint="re-run its plan with this evalspec (`evalspec run PLAN`) to write a claim it can report on")
     if "decision" not in claim:
         raise _fail(path, "the claim has no decision", key="decision", hint="re-run `evalspec run` to write a complete claim")
-    return validate_claim(claim, path)
+    return validate_claim(claim, path), claim, text
 
 
 def _key_path(loc: tuple[Any, ...], claim: Any) -> str:

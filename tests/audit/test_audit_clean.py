@@ -32,7 +32,7 @@ def test_clean_example_passes_every_check(tmp_path: Path, name: str) -> None:
 def test_text_output_and_exit_code(ws: Workspace) -> None:
     res = ws.cli("audit", str(ws.claim))
     assert res.exit_code == 0, res.output
-    assert "PASS  Numbers reproduce" in res.output and "0 fail" in res.output
+    assert "PASS  [recomputed]   Numbers reproduce" in res.output and "0 fail" in res.output
 
 
 def test_all_prints_one_table_and_fails_when_one_claim_fails(tmp_path: Path) -> None:

@@ -135,11 +135,12 @@ def test_never_locked(tmp_path: Path) -> None:
     assert dev["status"] == "warning" and dev["evidence"][0].startswith("plan_not_locked: ")
 
 
-def test_no_ledger_is_a_warning(ws: Workspace) -> None:
+def test_a_deleted_ledger_fails_when_the_claim_names_its_entry(ws: Workspace) -> None:
     ws.ledger.unlink()
     checks = ws.checks()
-    assert checks["looks_within_plan"]["status"] == "warning"
-    assert checks["ledger_untampered"]["status"] == "warning"
+    assert checks["looks_within_plan"]["status"] == "warning"  # look 1 of 1 planned: nothing more is claimed
+    assert checks["ledger_untampered"]["status"] == "fail"
+    assert "records that it was look 1" in checks["ledger_untampered"]["sentence"]
 
 
 def test_sequential_plan_without_an_anytime_valid_method(tmp_path: Path) -> None:

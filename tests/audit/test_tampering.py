@@ -115,7 +115,7 @@ def test_deleted_last_ledger_entry(ws: Workspace) -> None:
     lines = _two_looks(ws)
     ws.ledger.write_text(lines[0] + "\n", encoding="utf-8")
     text = text_of(_failed(ws)["ledger_untampered"])
-    assert "entry 2, which the claim names as its own, is not in the ledger (deleted)" in text
+    assert "entry 2, which the claim names as its own, is not in the ledger (deleted; the ledger's last entry is 1)" in text
 
 
 def test_reordered_ledger_entries(ws: Workspace) -> None:

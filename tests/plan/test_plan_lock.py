@@ -198,7 +198,7 @@ def test_malformed_lock_is_a_located_input_error(plan_copy: Path) -> None:
     lock_path(plan_copy).write_text('{"format": "evalspec-lock/1",\n "hash": }\n', encoding="utf-8")
     result = _lock([str(plan_copy)])
     assert result.exit_code == 2
-    assert "plan.yaml.lock.json:2:10: lock file is not valid JSON" in result.output
+    assert "plan.yaml.lock.json:2:10: the lock file is not valid JSON" in result.output
     assert "Traceback" not in result.output
     assert _lock([str(plan_copy), "--force"]).exit_code == 0
     assert read_lock(plan_copy).hash == HASH
