@@ -144,7 +144,11 @@ def test_a_look_before_the_lock_fails_without_timestamps(tmp_path: Path) -> None
     w.edit_plan("    timestamp: timestamp\n", "")
     w.edit_plan("record: [model_version, timestamp]", "record: [model_version]")
     w.run(day="2026-01-01")  # a look with no lock
+    results = w.root / "results.jsonl"
+    kept = results.read_bytes()
+    results.unlink()  # gone while locking: the lock's existing-data record cannot tell
     w.lock(day="2026-01-02")
+    results.write_bytes(kept)
     w.run(day="2026-11-20")
     _, checks = _status(w, "--no-reproduce")
     c = checks["locked_before_results"]
