@@ -16,7 +16,8 @@ class ExitCode(enum.IntEnum):
     """Success: the plan is valid, the run finished, the audit passed."""
 
     CHECK_FAILED = 1
-    """The command ran and a check found problems (invalid plan, failed audit, refused re-lock)."""
+    """The command ran and a check found problems (invalid plan, failed audit, refused re-lock; for
+    ``evalspec gate``: the verdict is not an acceptable one, or a process check failed)."""
 
     BAD_INPUT = 2
     """Bad input or usage: unreadable file, YAML syntax, bad results data, unknown option."""

@@ -307,6 +307,14 @@ class CriticalFailureLimit(_Strict):
     confidence_level: ConfidenceLevel = Field(0.95, description="Level of the one-sided upper bound.")
 
 
+#: The verdict codes a plan may list as acceptable to a gate (the same codes as
+#: :data:`evalspec.decision.VERDICTS`, which a test keeps equal; the plan layer sits below the decision).
+AcceptableVerdict = Literal[
+    "worth_acting_on", "too_small", "no_material_gain", "inconclusive", "regression", "non_inferior",
+    "not_non_inferior", "equivalent", "not_equivalent", "blocked", "too_few_units", "no_comparison",
+]
+
+
 class Decision(_Strict):
     """The preregistered decision rule (the guide's 'Make the decision threshold explicit')."""
 
@@ -329,8 +337,16 @@ class Decision(_Strict):
     minimum_units: int = Field(
         10, ge=1, description="Fewest independent units (clusters if declared, else cases) to reach any verdict."
     )
+    acceptable: list[AcceptableVerdict] | None = Field(
+        None, min_length=1, description="Verdicts a CI gate accepts (`evalspec gate` exits 0 for them when the "
+        "process checks pass), e.g. [worth_acting_on, too_small]; unset: the gate needs --accept."
+    )
 
     __section_rules__ = ((("goal", "margin"), _decision_rules),)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_unset_additions(handler(self), ("acceptable",))
 
 
 class Stopping(_Strict):
@@ -426,10 +442,15 @@ class Plan(_Strict):
     power: PowerAssumptions | None = Field(
         None, description="Assumptions for `evalspec power` (sample size before any data); optional."
     )
+    period: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=64)] | None = Field(
+        None, description="For a recurring evaluation: the period this plan covers, e.g. '2026-W49'. One plan file "
+        "per period, each locked before its data: a new period is a new look budget, and the audit fails a claim "
+        "whose data an earlier period of the same id already analysed."
+    )
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _drop_unset_additions(handler(self), ("power",))
+        return _drop_unset_additions(handler(self), ("power", "period"))
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Plan:

@@ -28,3 +28,70 @@ def test_fuzzed_pilot_never_crashes_and_writes_nothing(tmp_path_factory: Any, da
     result = run_cli(folder, ["validate", "plan.yaml", "--data", "results.jsonl"])
     check_outcome(result)
     assert sorted(p.name for p in folder.iterdir()) == before  # no claim, no ledger, no lock
+
+
+# -- hand-edited claims through gate, diff and audit --all ----------------------------------
+
+import copy  # noqa: E402
+import json  # noqa: E402
+import random  # noqa: E402
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+from fuzz_strategies import hostile_values  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from workflow_helpers import table_study  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: Any) -> Path:
+    """A locked study with a claim: the folder the edited claims are dropped into."""
+    folder = tmp_path_factory.mktemp("study")
+    table_study(folder)
+    return folder
+
+
+def _paths(value: Any, path: tuple = ()) -> list[tuple]:
+    out = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, path + (i,))
+    return out
+
+
+def _edited(study: Path, seed: int, new: list[Any], tmp_path_factory: Any) -> Path:
+    """A copy of the study whose claim has ``new`` values at random places (or is not JSON at all)."""
+    folder = tmp_path_factory.mktemp("edited")
+    shutil.copytree(study, folder, dirs_exist_ok=True)
+    claim_path = folder / "out" / "claim.json"
+    claim = json.loads(claim_path.read_text(encoding="utf-8"))
+    rnd = random.Random(seed)
+    if rnd.random() < 0.1:
+        claim_path.write_bytes(claim_path.read_bytes()[: rnd.randrange(0, 200)])
+        return folder
+    paths = [p for p in _paths(claim) if p]
+    for value in new:
+        target = claim
+        path = rnd.choice(paths)
+        try:
+            for k in path[:-1]:
+                target = target[k]
+            target[path[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue
+    claim_path.write_text(json.dumps(claim), encoding="utf-8")
+    return folder
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), new=st.lists(hostile_values, min_size=1, max_size=3))
+def test_hand_edited_claims_never_crash_the_gate(tmp_path_factory: Any, study: Path, seed: int, new: list[Any]) -> None:
+    folder = _edited(study, seed, new, tmp_path_factory)
+    result = run_cli(folder, ["gate", "out/claim.json", "--accept", "worth_acting_on"])
+    check_outcome(result)
+    shutil.rmtree(folder, ignore_errors=True)
