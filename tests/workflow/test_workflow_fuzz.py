@@ -6,16 +6,24 @@ claims. Fixed seed (the fuzz suite's profile, ``EVALSPEC_FUZZ_EXAMPLES`` example
 
 from __future__ import annotations
 
+import json
+import random
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "run"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzz_strategies import FUZZ, check_outcome, plan_kinds, plan_variant, results_files, run_cli  # noqa: E402
+from fuzz_strategies import FUZZ, check_outcome, hostile_values, plan_kinds, plan_variant, results_files, \
+    run_cli  # noqa: E402
+from workflow_helpers import table_study  # noqa: E402
 
 
 @FUZZ
@@ -32,17 +40,6 @@ def test_fuzzed_pilot_never_crashes_and_writes_nothing(tmp_path_factory: Any, da
 
 # -- hand-edited claims through gate, diff and audit --all ----------------------------------
 
-import copy  # noqa: E402
-import json  # noqa: E402
-import random  # noqa: E402
-import shutil  # noqa: E402
-
-import pytest  # noqa: E402
-from fuzz_strategies import hostile_values  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from workflow_helpers import table_study  # noqa: E402
 
 
 @pytest.fixture(scope="module")
