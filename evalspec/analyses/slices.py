@@ -11,16 +11,27 @@ Newcombe without; the same rules as the primary comparison, including "uninforma
 Multiplicity (confirmatory groups only)
     Every group of every confirmatory slice in this analysis is one hypothesis of a family
     of ``K``: "no material loss", H0: δ ≥ −m against δ < −m, with ``m`` the ``loss_margin``
-    (default: the decision's margin, else its minimum improvement, else 0). Each group's
-    one-sided p-value is found by inverting its interval (the one-sided level at which its
-    upper bound reaches −m), and Holm's step-down procedure at the decision's one-sided
+    (default: the decision's margin, else its minimum improvement, else 0). A group of
+    independent pass/fail cases gets the exact unconditional one-sided p-value
+    (:func:`evalspec.stats.paired_exact.paired_loss_test`, Sidik 2003), whose error rate is at
+    most α at every size -- inverting Newcombe's interval instead reached 5 % at n = 5 against
+    a nominal 2.5 %. A group with declared clusters, or with fractional outcomes (the ``mean``
+    rule), gets the p-value found by inverting its interval (the one-sided level at which its
+    upper bound reaches −m). Holm's step-down procedure at the decision's one-sided
     α = (1 − level)/2 decides which groups show a material loss (family-wise error ≤ α).
     The interval reported for a confirmatory group is the one at its Holm step, two-sided
-    level ``1 − 2α/(K − i)`` for the group ranked ``i`` (0-based) by p-value, so a group
-    flagged as a loss has its reported upper bound strictly below −m. A group with a loss
-    becomes a :class:`~evalspec.analyses.contract.Finding` that the decision names in its
-    reasons and beside the verdict. Exploratory groups are unadjusted, labelled, and never
-    findings.
+    level ``1 − 2α/(K − i)`` for the group ranked ``i`` (0-based) by p-value; a group is a
+    loss only when both its Holm-adjusted p-value is below α and that interval's upper bound
+    lies below −m. A group with a loss becomes a :class:`~evalspec.analyses.contract.Finding`
+    that the decision names in its reasons and beside the verdict. Exploratory groups are
+    unadjusted, labelled, and never findings.
+
+Smallest group that can show a loss
+    With the exact test, a group of independent cases needs at least
+    :data:`MIN_LOSS_CASES` (6) paired cases, all of them lost, to show a loss at one-sided
+    2.5 % (five lost out of five give p = 1/32 or more); Holm's adjustment raises that for
+    larger families. A clustered group needs at least 5 clusters, 5 of them with a
+    disagreement (below that its interval is uninformative and it is never a finding).
 """
 
 from __future__ import annotations
@@ -47,10 +58,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalspec.analyses.context import AnalysisContext
 
-__all__ = ["KIND", "SLICE_RESAMPLES", "SlicesParams", "SlicesResult", "compute", "holm"]
+__all__ = ["KIND", "MIN_LOSS_CASES", "SLICE_RESAMPLES", "SlicesParams", "SlicesResult", "compute", "holm"]
 
 #: Bootstrap resamples per slice group when the paired method is the bootstrap.
 SLICE_RESAMPLES = 2000
+
+#: The fewest independent paired cases with which the exact test can show a loss at one-sided
+#: 2.5 % (any margin >= 0): fewer are never a material loss (checked by the tests).
+MIN_LOSS_CASES = 6
 
 ProportionMethod = Literal["wilson", "wilson_cc", "clopper_pearson", "jeffreys", "agresti_coull", "mid_p", "wald"]
 
@@ -85,6 +100,7 @@ class SlicePaired(PairedCore):
     baseline: str
     adjustment: str | None = Field(None, description="Multiplicity adjustment of this interval, if any.")
     pvalue_loss: float | None = Field(None, description="One-sided p-value of 'no material loss' (unadjusted).")
+    pvalue_method: str | None = Field(None, description="How pvalue_loss was computed.")
     pvalue_loss_holm: float | None = Field(None, description="Holm-adjusted p-value of 'no material loss'.")
     material_loss: bool = False
 
@@ -206,26 +222,42 @@ class _Runner:
             self.bootstrapped = True
         return got[0]
 
-    def pvalue_loss(self, mask: np.ndarray) -> float:
-        """One-sided p of H0 δ ≥ −m: the α at which the one-sided upper bound reaches −m."""
+    def pvalue_loss(self, mask: np.ndarray) -> tuple[float, str]:
+        """One-sided p of H0 δ ≥ −m and how it was computed.
+
+        Independent pass/fail cases: the exact unconditional test. Otherwise the α at which the
+        one-sided upper bound of the group's interval reaches −m (by bisection over α).
+        """
+        assert self.comparison is not None
+        pair = self.ctx.pair(self.comparison[0], self.comparison[1], mask)
+        if self.ctx.outcomes.binary and pair.clusters is None and pair.x.size:
+            from evalspec.stats.paired_exact import paired_loss_test
+
+            b = int(((pair.x == 1) & (pair.y == 0)).sum())
+            c = int(((pair.x == 0) & (pair.y == 1)).sum())
+            t = paired_loss_test(b, c, int(pair.x.size), min(self.loss_margin, 0.999))
+            return t.pvalue, t.method
         target = -self.loss_margin
 
         def below(a: float) -> bool:
             core = self.paired(mask, 1 - 2 * a)
             return core is not None and core.informative and core.high < target
 
-        lo, hi = 1e-12, 0.5 - 1e-9
+        how = "inverted interval (one-sided level at which its upper bound reaches minus the margin)"
+        # the top of the search is a 0.2 % interval, not a zero-width one (which is never informative:
+        # a 3-case group b = 0, c = 3 returned 1.0); not below there means p > 0.499, reported as 1
+        lo, hi = 1e-12, 0.499
         if not below(hi):
-            return 1.0
+            return 1.0, how
         if below(lo):
-            return lo
+            return lo, how
         for _ in range(40):
             mid = (lo * hi) ** 0.5 if hi / lo > 4 else (lo + hi) / 2
             if below(mid):
                 hi = mid
             else:
                 lo = mid
-        return hi
+        return hi, how
 
     def one(self, name: str, column: str, confirmatory: bool, values: list[Any] | None) -> SliceEntry:
 
@@ -274,21 +306,34 @@ class _Runner:
         masks = []
         for e, g in family:
             masks.append(_mask(self.coded(e.column, self.ctx.case_columns[e.column]), g.value))
-        raw = [self.pvalue_loss(mask) if g.paired is not None and g.paired.informative else 1.0
-               for (e, g), mask in zip(family, masks)]
+        tests = [self.pvalue_loss(mask) if g.paired is not None and g.paired.informative else (1.0, None)
+                 for (e, g), mask in zip(family, masks)]
+        raw = [p for p, _ in tests]
         adj = holm(raw)
         order = sorted(range(k), key=lambda i: raw[i])
         rank = {i: r for r, i in enumerate(order)}
         findings: list[Finding] = []
+        own = {"candidate", "baseline", "adjustment", "pvalue_loss", "pvalue_method", "pvalue_loss_holm",
+               "material_loss"}
         for i, ((e, g), mask) in enumerate(zip(family, masks)):
             step_level = 1 - 2 * self.alpha / (k - rank[i])
             core = self.paired(mask, step_level) if k > 1 else g.paired
             assert core is not None and g.paired is not None
-            loss = bool(adj[i] < self.alpha) and core.informative
+            below = core.informative and core.high < -self.loss_margin
+            loss = bool(adj[i] < self.alpha) and below
             how = (f"Holm over {k} confirmatory groups: interval at its Holm step, two-sided level "
                    f"{step_level:.4g}" if k > 1 else "none needed (one confirmatory group)")
-            g.paired = SlicePaired(**core.model_dump(), candidate=g.paired.candidate, baseline=g.paired.baseline,
-                                   adjustment=how, pvalue_loss=raw[i], pvalue_loss_holm=adj[i], material_loss=loss)
+            fields = core.model_dump(exclude=own)
+            if below and not loss:
+                fields["notes"] = [*fields.get("notes", []), (
+                    f"The interval's upper end lies below minus the loss margin, but the "
+                    f"{'exact ' if 'exact' in str(tests[i][1]) else ''}test of this "
+                    f"{g.n}-case group (p = {raw[i]:.3g}{', Holm-adjusted ' + format(adj[i], '.3g') if k > 1 else ''}"
+                    f") does not show a loss at one-sided {self.alpha:.3g}: intervals of small groups are too "
+                    "narrow, so this is not a finding.")]
+            g.paired = SlicePaired(**fields, candidate=g.paired.candidate, baseline=g.paired.baseline,
+                                   adjustment=how, pvalue_loss=raw[i], pvalue_method=tests[i][1],
+                                   pvalue_loss_holm=adj[i], material_loss=loss)
             if loss:
                 findings.append(Finding(
                     name=f"{e.name} = {g.value}", estimate=core.estimate, low=core.low, high=core.high,
