@@ -12,7 +12,8 @@ failure; ``exclude`` drops the attempt, so the rule sees only the remaining atte
 ``first``
     the outcome of the lowest-numbered attempt.
 ``best_of_k``
-    passes if any of the first ``k`` attempts passes.
+    passes if any of the first ``k`` attempts passes; **attempts beyond the first k are
+    discarded** (``pass_at_k`` uses them all).
 ``majority``
     passes if strictly more than half of the attempts pass; **a tie fails** (2 of 4 is
     not a majority), so the rule never rewards an undecided case.
@@ -27,6 +28,19 @@ failure; ``exclude`` drops the attempt, so the rule sees only the remaining atte
     "no answer", which never passes; under ``exclude`` it is dropped.
 ``mean``
     the fraction of attempts passing (a case outcome in [0, 1], not pass/fail).
+``pass_at_k``
+    the chance that at least one of ``k`` attempts drawn from the case's ``n`` attempts
+    passes, from all ``n`` (Chen et al. 2021, "Evaluating Large Language Models Trained on
+    Code": the unbiased estimator ``1 - C(n-c, k) / C(n, k)`` with ``c`` passing): a case
+    outcome in [0, 1]. Computed as inspect_ai's ``pass_at(k)`` reducer computes it.
+``pass_hat_k``
+    the chance that all ``k`` attempts drawn from the ``n`` pass (pass^k, reliability:
+    Yao et al. 2024, "tau-bench"): ``C(c, k) / C(n, k)``, a case outcome in [0, 1]; as
+    inspect_ai's ``pass_k(k)`` reducer.
+
+For both, an attempt passes when its outcome is 1 (as inspect counts ``value >= 1``); a
+case with fewer than ``k`` attempts left (under ``exclude``) has no outcome, as inspect
+gives it NaN.
 """
 
 from __future__ import annotations
@@ -35,9 +49,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CaseOutcomes", "reduce_attempts", "rule_question", "RULES"]
+__all__ = ["CaseOutcomes", "reduce_attempts", "rule_question", "RULES", "FRACTIONAL_RULES", "pass_at", "pass_hat"]
 
-RULES = ("first", "best_of_k", "majority", "majority_answer", "mean")
+RULES = ("first", "best_of_k", "majority", "majority_answer", "mean", "pass_at_k", "pass_hat_k")
+#: Rules whose case outcome is a number in [0, 1] rather than pass/fail.
+FRACTIONAL_RULES = frozenset({"mean", "pass_at_k", "pass_hat_k"})
 
 
 def rule_question(rule: str, k: int | None, repeats: int) -> str:
@@ -45,9 +61,11 @@ def rule_question(rule: str, k: int | None, repeats: int) -> str:
     if rule == "first":
         return "How often does a single first attempt succeed?"
     if rule == "best_of_k":
+        extra = (f" Only the first {k} of the {repeats} attempts per case count; the other {repeats - k} are "
+                 "discarded (pass_at_k would use them all)." if repeats > (k or 1) else "")
         return (f"How often does at least one of {k} attempts succeed (a user who may retry up to {k} times "
                 "and can tell a good answer)? This uses more resources than a first attempt and answers a "
-                "different question.")
+                f"different question.{extra}")
     if rule == "majority":
         return (f"How often does a majority of the {repeats} attempts succeed (a tie counts as a failure)?")
     if rule == "majority_answer":
@@ -56,7 +74,35 @@ def rule_question(rule: str, k: int | None, repeats: int) -> str:
     if rule == "mean":
         return (f"What fraction of attempts succeeds on an average case, averaged over the {repeats} attempts "
                 "per case?")
+    if rule == "pass_at_k":
+        return (f"How likely is at least one of {k} attempts to succeed on an average case (pass@{k}, estimated from "
+                f"all {repeats} attempts per case with the unbiased estimator of Chen et al. 2021)? A user who may "
+                "retry and can tell a good answer; a different question from first-attempt performance.")
+    if rule == "pass_hat_k":
+        return (f"How likely are all of {k} attempts to succeed on an average case (pass^{k}, reliability, estimated "
+                f"from all {repeats} attempts per case)? Stricter than a single attempt: every try must pass.")
     raise ValueError(f"unknown attempt rule {rule!r}")
+
+
+def pass_at(n: int, c: int, k: int) -> float:
+    """pass@k of a case with ``c`` of ``n`` attempts passing: ``1 - C(n-c, k) / C(n, k)`` (NaN if n < k).
+
+    The same arithmetic as inspect_ai's ``pass_at`` reducer (a product, exact for large n).
+    """
+    if n < k:
+        return float("nan")
+    if n - c < k:
+        return 1.0
+    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)).item())
+
+
+def pass_hat(n: int, c: int, k: int) -> float:
+    """pass^k of a case with ``c`` of ``n`` attempts passing: ``C(c, k) / C(n, k)`` (NaN if n < k)."""
+    import math
+
+    if n < k:
+        return float("nan")
+    return math.comb(c, k) / math.comb(n, k)
 
 
 @dataclass(frozen=True)
@@ -75,8 +121,8 @@ class CaseOutcomes:
 
     @property
     def binary(self) -> bool:
-        """Whether case outcomes are pass/fail (every rule but ``mean``)."""
-        return self.rule != "mean"
+        """Whether case outcomes are pass/fail (every rule but ``mean``, ``pass_at_k``, ``pass_hat_k``)."""
+        return self.rule not in FRACTIONAL_RULES
 
 
 def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, passed: np.ndarray, *,
@@ -93,9 +139,9 @@ def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pass
         1.0 pass, 0.0 fail, NaN missing.
     n_candidates, n_cases : int
         Shape of the output.
-    rule : {"first", "best_of_k", "majority", "majority_answer", "mean"}
+    rule : {"first", "best_of_k", "majority", "majority_answer", "mean", "pass_at_k", "pass_hat_k"}
     k : int, optional
-        Attempts that count for ``best_of_k``.
+        Attempts that count for ``best_of_k``; the k of ``pass_at_k`` / ``pass_hat_k``.
     missing_policy : {"count_as_fail", "exclude", "error"}
         ``error`` behaves like ``count_as_fail`` here (the checks refused any missing).
     answer, target : ndarray of object, optional
@@ -143,11 +189,21 @@ def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pass
         out = (sums > 0).astype(np.float64)
     elif rule == "majority":
         out = (2 * sums > counts).astype(np.float64)  # strictly more than half; a tie fails
+    elif rule in ("pass_at_k", "pass_hat_k"):
+        correct = np.add.reduceat((pu >= 1.0).astype(np.int64), bounds)
+        out = _pass_values(counts, correct, int(k or 1), pass_at if rule == "pass_at_k" else pass_hat)
     else:
         out = sums / counts
     values[cu[bounds], iu[bounds]] = out
     attempts[cu[bounds], iu[bounds]] = counts
     return CaseOutcomes(values=values, attempts=attempts, rule=rule, k=k)
+
+
+def _pass_values(n: np.ndarray, c: np.ndarray, k: int, estimator: object) -> np.ndarray:
+    """The estimator at each (n, c), computed once per distinct pair (there are few)."""
+    pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
+    table = np.array([estimator(int(a), int(b), k) for a, b in pairs], dtype=np.float64)  # type: ignore[operator]
+    return table[np.asarray(inverse).reshape(-1)]
 
 
 def _no_answer(value: object) -> bool:

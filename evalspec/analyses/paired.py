@@ -287,11 +287,12 @@ def _interval(ctx: AnalysisContext, pair: Pair, first: str, second: str, *, meth
     if not binary:
         if method not in CLUSTER_METHODS:
             if method != "auto":
-                notes.append(f"Attempt rule 'mean' gives fractional case outcomes, so the 2x2 table is undefined; "
+                notes.append(f"Attempt rule {ctx.outcomes.rule!r} gives fractional case outcomes, so the 2x2 table "
+                             "is undefined; "
                              f"cluster_t was used instead of the plan's {method!r}.")
             used = "cluster_t"
         if not declared:
-            notes.append("Attempt rule 'mean': no cluster is declared, so every case is its own unit.")
+            notes.append(f"Attempt rule {ctx.outcomes.rule!r}: no cluster is declared, so every case is its own unit.")
     elif method == "auto":
         used = "cluster_t" if declared else "newcombe"
 

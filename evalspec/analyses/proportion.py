@@ -114,12 +114,23 @@ def _entry(ctx: AnalysisContext, name: str, method: str, level: float,
     if n < 2 or np.unique(clusters).size < 2:
         return ProportionEntry(successes=float(vals.sum()), n=n, estimate=float(vals.mean()), low=0.0, high=1.0,
                                method="none (fewer than 2 clusters)", confidence_level=level,
-                               note=MEAN_RULE_NOTE), []
+                               note=_fraction_note(ctx.outcomes.rule)), []
     cm = clustered_mean_interval(vals, clusters, confidence_level=level, correction="CR2")
     return ProportionEntry(successes=float(vals.sum()), n=n, estimate=cm.estimate, low=max(0.0, cm.low),
                            high=min(1.0, cm.high), method="clustered_mean_t (CR2)",
                            confidence_level=cm.confidence_level, n_clusters=cm.n_clusters,
-                           note=MEAN_RULE_NOTE), []
+                           note=_fraction_note(ctx.outcomes.rule)), []
+
+
+def _fraction_note(rule: str) -> str:
+    """What a fractional case outcome is, under the plan's attempt rule."""
+    if rule == "mean":
+        return MEAN_RULE_NOTE
+    what = "the chance that at least one of k attempts passes (pass@k)" if rule == "pass_at_k" else \
+        "the chance that all k attempts pass (pass^k)"
+    return (f"Attempt rule {rule!r}: each case contributes {what}, estimated from all its attempts, so successes "
+            "are fractional; the interval is a t interval on the cluster-robust (CR2) standard error of the mean "
+            "case outcome, not a binomial interval.")
 
 
 def _clustered(vals: np.ndarray, clusters: np.ndarray, method: str, level: float) -> ProportionEntry:

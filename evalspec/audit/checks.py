@@ -428,7 +428,7 @@ def attempt_rule(inputs: AuditInputs) -> CheckResult:
     p_rule, p_k = promised.get("rule", "first"), promised.get("k")
     if used.get("rule") != p_rule or (used.get("k") or None) != (p_k or None):
         def show(rule: Any, k: Any) -> str:
-            return f"{rule} (k={k})" if rule == "best_of_k" else str(rule)
+            return f"{rule} (k={k})" if rule in ("best_of_k", "pass_at_k", "pass_hat_k") else str(rule)
         fails.append(f"the plan promised {show(p_rule, p_k)}; the claim reports {show(used.get('rule'), used.get('k'))}")
     planned = promised.get("repeats", (cov.get("repeats") or {}).get("planned"))
     reps = cov.get("repeats") or {}

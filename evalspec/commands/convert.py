@@ -112,17 +112,21 @@ def tidy_text(raws: list[Any], to: str) -> str:
 @click.option("--case-field", help="lm-eval doc field, or promptfoo description / vars.NAME / metadata.NAME, "
               "that names the case.")
 @click.option("--allow-partial", is_flag=True, help="Read runs that stopped early (status error/cancelled).")
+@click.option("--candidate-from", "candidate_from", multiple=True, metavar="FIELD",
+              help="Name each candidate from these log fields, joined with '|' (repeatable): model, "
+              "task_args.NAME, solver, metadata.NAME, tags; model_args.NAME (lm-eval); provider, prompt, "
+              "prompt_file (promptfoo).")
 @click.option("--provenance", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write what was read (tool, version, files, SHA-256, rows, errors, reported metric) as JSON.")
 def convert(logs: tuple[Path, ...], to: str, output: Path | None, fmt: str, task: str | None, scorer: str | None,
             metric: str | None, filter_: str | None, case_field: str | None, allow_partial: bool,
-            provenance: Path | None) -> None:
+            candidate_from: tuple[str, ...], provenance: Path | None) -> None:
     """Write the tidy table evalspec reads from inspect_ai, lm-eval or promptfoo LOGS."""
     from evalspec._atomic import write_text_atomic
     from evalspec.results.adapters import Options
 
     options = Options(task=task, scorer=scorer, metric=metric, filter=filter_, case_field=case_field,
-                      allow_partial=allow_partial)
+                      allow_partial=allow_partial, candidate_from=tuple(candidate_from) or None)
     raws = convert_logs(list(logs), fmt, options)
     text = tidy_text(raws, to)
     prov = [r.provenance for r in raws]

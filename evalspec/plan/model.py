@@ -109,13 +109,14 @@ def _attempts_rules(a: Any) -> Iterator[_rules.Issue]:
         for name in ("answer", "target"):
             if getattr(a, name) is not None:
                 yield _rules.Issue((name,), f"{name} applies only to rule majority_answer (rule is {a.rule!r})")
-    if a.rule == "best_of_k":
+    if a.rule in ("best_of_k", "pass_at_k", "pass_hat_k"):
         if a.k is None:
-            yield _rules.Issue(("k",), "rule best_of_k needs k", "k = how many of the first attempts count")
+            yield _rules.Issue(("k",), f"rule {a.rule} needs k", "k = how many of the first attempts count"
+                               if a.rule == "best_of_k" else "k = the number of attempts the estimate is about")
         elif a.k > a.repeats:
             yield _rules.Issue(("k",), f"k = {a.k} exceeds the planned repeats ({a.repeats})")
     elif a.k is not None:
-        yield _rules.Issue(("k",), f"k applies only to rule best_of_k (rule is {a.rule!r})")
+        yield _rules.Issue(("k",), f"k applies only to rules best_of_k, pass_at_k and pass_hat_k (rule is {a.rule!r})")
 
 
 def _data_rules(d: Any) -> Iterator[_rules.Issue]:
@@ -123,6 +124,10 @@ def _data_rules(d: Any) -> Iterator[_rules.Issue]:
         if d.select is not None:
             yield _rules.Issue(("select",), f"select applies to tool logs (format inspect, lm_eval or promptfoo), not "
                                f"to format {d.format!r}", "remove it, or set data.format to the tool that wrote the logs")
+        if d.candidate_from:
+            yield _rules.Issue(("candidate_from",), f"candidate_from applies to tool logs (format inspect, lm_eval or "
+                               f"promptfoo), not to format {d.format!r}", "remove it, or name the candidate column "
+                               "in data.columns.candidate")
         if d.allow_partial:
             yield _rules.Issue(("allow_partial",), f"allow_partial applies to tool logs (format inspect, lm_eval or "
                                f"promptfoo), not to format {d.format!r}", "remove it")
@@ -178,6 +183,11 @@ class Outcome(_Strict):
     __section_rules__ = ((("type", "pass_threshold"), _outcome_rules),)
 
 
+CandidateField = Annotated[str, Field(
+    pattern=r"^[A-Za-z_][A-Za-z0-9_-]*(\.[^\s.][^\s]{0,199})?$", max_length=220,
+    description="A log field: a name (model, solver, tags, provider, prompt...) or <block>.<key> (task_args.prompt).")]
+
+
 class Select(_Strict):
     """Which part of an evaluation tool's log is the outcome, when the log holds several."""
 
@@ -211,6 +221,13 @@ class Data(_Strict):
     select: Select | None = Field(
         None, description="For tool logs: the task, scorer, metric, filter and case id field that make the outcome.",
     )
+    candidate_from: list[CandidateField] | None = Field(
+        None, description="For tool logs: the log fields whose values name each candidate, joined with '|' (model, "
+        "task_args.<name>, solver, metadata.<name>, tags for inspect_ai; model, model_args.<name>, gen_kwargs.<name> "
+        "for lm-evaluation-harness; provider, prompt, prompt_file, prompt_id for promptfoo). Use it when several "
+        "logs of one model differ in a prompt or solver; then map the names with candidate_names.",
+        min_length=1, max_length=8,
+    )
     candidate_names: dict[str, Identifier] = Field(
         default_factory=dict,
         description="Candidate names as the results write them (e.g. 'coinflip/strong') -> keys of `candidates`.",
@@ -225,11 +242,12 @@ class Data(_Strict):
         "cancelled), flagged as partial, instead of refusing it.",
     )
 
-    __section_rules__ = ((("format", "select", "allow_partial"), _data_rules),)
+    __section_rules__ = ((("format", "select", "allow_partial", "candidate_from"), _data_rules),)
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _drop_unset_additions(handler(self), ("select", "candidate_names", "missing_values", "allow_partial"))
+        return _drop_unset_additions(handler(self), ("select", "candidate_from", "candidate_names", "missing_values",
+                                                     "allow_partial"))
 
     @field_validator("results")
     @classmethod
@@ -267,14 +285,17 @@ class Attempts(_Strict):
     """How repeats of a case reduce to one case outcome; applied identically to every candidate."""
 
     repeats: int = Field(1, ge=1, le=10_000, description="Planned repeats per case.")
-    rule: Literal["first", "best_of_k", "majority", "majority_answer", "mean"] = Field(
+    rule: Literal["first", "best_of_k", "majority", "majority_answer", "mean", "pass_at_k", "pass_hat_k"] = Field(
         "first",
-        description="'first': first attempt; 'best_of_k': pass if any of the first k passes; "
-        "'majority': pass if more than half pass (a tie fails); 'majority_answer': the most common answer across "
-        "the attempts is graded against the target (maj@k, self-consistency; a tie goes to the answer given "
-        "first); 'mean': fraction of repeats passing.",
+        description="'first': first attempt; 'best_of_k': pass if any of the first k passes (later attempts are "
+        "discarded); 'majority': pass if more than half pass (a tie fails); 'majority_answer': the most common "
+        "answer across the attempts is graded against the target (maj@k, self-consistency; a tie goes to the answer "
+        "given first); 'mean': fraction of repeats passing; 'pass_at_k': chance that at least one of k attempts "
+        "passes, estimated from all repeats (Chen et al. 2021); 'pass_hat_k': chance that all k attempts pass "
+        "(pass^k), from all repeats.",
     )
-    k: int | None = Field(None, ge=1, description="For best_of_k: how many attempts count.")
+    k: int | None = Field(None, ge=1, description="For best_of_k: how many attempts count; for pass_at_k / "
+                          "pass_hat_k: the k of pass@k / pass^k.")
     answer: ColumnName | None = Field(None, description="For majority_answer: the column with each attempt's answer.")
     target: ColumnName | None = Field(None, description="For majority_answer: the column with the correct answer.")
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from evalspec.errors import Diagnostic
 
-__all__ = ["OUTCOME_HINT", "candidate_names_hint", "column_guess", "delimiter_problems", "no_rows_hint",
+__all__ = ["OUTCOME_HINT", "yaml_scalar", "yaml_flow", "yaml_flow_list", "shortened", "candidate_names_hint", "column_guess", "delimiter_problems", "no_rows_hint",
            "unnumbered_repeats_hint"]
 
 #: Every spelling the reader accepts (README, "Results format"), and where values such as ERROR belong.
@@ -58,14 +58,61 @@ def column_guess(name: str, role: str, found: Iterable[str]) -> str | None:
     return role_column if role_column in found else None
 
 
+_PLAIN_YAML = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"})
+
+
+def yaml_scalar(text: str) -> str:
+    """``text`` as one YAML scalar on one line: plain when safe, else double-quoted with escapes.
+
+    Escapes every character outside printable ASCII (``\\n``, ``\\xNN``, ``\\uNNNN``,
+    ``\\UNNNNNNNN``), so the line loads back (``yaml.safe_load``) to exactly ``text``.
+    """
+    if _PLAIN_YAML.match(text) and text.lower() not in _YAML_WORDS:
+        return text
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 0x20 <= o < 0x7F:
+            out.append(ch)
+        elif o == 0x0A:
+            out.append("\\n")
+        elif o == 0x09:
+            out.append("\\t")
+        elif o <= 0xFF:
+            out.append(f"\\x{o:02x}")
+        elif o <= 0xFFFF:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(f"\\U{o:08x}")
+    return '"' + "".join(out) + '"'
+
+
+def yaml_flow(mapping: dict[str, str]) -> str:
+    """A one-line YAML flow mapping (``{a: b, "x: y": c}``) that loads back to ``mapping``."""
+    return "{" + ", ".join(f"{yaml_scalar(str(k))}: {yaml_scalar(str(v))}" for k, v in mapping.items()) + "}"
+
+
+def yaml_flow_list(items: Sequence[str]) -> str:
+    """A one-line YAML flow sequence (``[model, task_args.prompt]``)."""
+    return "[" + ", ".join(yaml_scalar(str(i)) for i in items) + "]"
+
+
+def shortened(name: str, width: int = 48) -> str:
+    """A long or multi-line name shown on one short line (the full text is given beside it)."""
+    flat = " ".join(str(name).split())
+    return flat if len(flat) <= width and flat == name else flat[:width - 1].rstrip() + "…"
+
+
 def candidate_names_hint(unknown: Sequence[str], plan: Any) -> str:
     """What to do about candidate names the plan lacks: map them when they are its candidates' models."""
     by_model = {str(c.model): str(key) for key, c in plan.candidates.items()}
     mapped = {n: by_model[n] for n in sorted(unknown) if n in by_model}
     if mapped:
-        line = ", ".join(f"{n}: {k}" for n, k in mapped.items())
         return (f"the results name candidates by their model; map them to the plan's keys with "
-                f"data.candidate_names: {{{line}}}")
+                f"data.candidate_names: {yaml_flow(mapped)}")
     keys = [str(k) for k in plan.candidates] + [str(k) for k in getattr(plan.data, "candidate_names", {}) or {}]
     guesses = {n: close[0] for n in sorted(unknown) if (close := difflib.get_close_matches(str(n), keys, n=1,
                                                                                           cutoff=0.7))}

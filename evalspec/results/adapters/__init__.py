@@ -238,6 +238,7 @@ def apply_plan(raws: list[Any], plan: Any) -> list[Any]:
     share a case id: when they share none, the message shows a few ids from each side.
     """
     data = plan.data
+    _check_shared_candidates(raws, plan)
     mapping = dict(getattr(data, "candidate_names", None) or {})
     missing = [str(v) for v in (getattr(data, "missing_values", None) or [])]
     cand_col = data.columns.candidate
@@ -280,6 +281,73 @@ def apply_plan(raws: list[Any], plan: Any) -> list[Any]:
     return result
 
 
+#: Fields that tell apart runs of one model, most telling first (what data.candidate_from should name).
+_TELLING = ("task_args.", "solver", "solver_args.", "prompt_file", "prompt", "system_instruction", "metadata.",
+            "model_args.", "generate_config.", "gen_kwargs.", "config.", "n_shot", "tags", "task", "dataset")
+
+
+def _fields_of(raw: LogFile, name: str) -> dict[str, str]:
+    p = raw.provenance
+    by = p.get("candidate_fields_by_candidate")
+    if isinstance(by, dict) and isinstance(by.get(name), dict):
+        return by[name]
+    f = p.get("candidate_fields")
+    return f if isinstance(f, dict) else {}
+
+
+def _check_shared_candidates(raws: list[Any], plan: Any) -> None:
+    """Several logs that give one candidate the same (case, repeat): name the fields that tell them apart.
+
+    Two system prompts on one model are the most common A/B test; inspect_ai names the
+    candidate after the model, so both logs' rows would collide as duplicates. Said here,
+    before any mapping, with the fields that differ and the plan key that separates them.
+    """
+    cand_col, case_col, rep_col = plan.data.columns.candidate, plan.units.case, plan.data.columns.repeat
+    by_name: dict[str, list[tuple[LogFile, set[tuple[str, str]]]]] = {}
+    for raw in raws:
+        if not isinstance(raw, LogFile) or cand_col not in raw.columns or case_col not in raw.columns:
+            continue
+        cands = np.asarray(raw.columns[cand_col], dtype=object)
+        cases = np.asarray(raw.columns[case_col], dtype=object)
+        reps = np.asarray(raw.columns[rep_col], dtype=object) if rep_col in raw.columns else np.ones(len(cases))
+        keys: dict[str, set[tuple[str, str]]] = {}
+        for c, k, r in zip(cands.tolist(), cases.tolist(), reps.tolist()):
+            keys.setdefault(_text(c), set()).add((_text(k), _text(r)))
+        for name, got in keys.items():
+            by_name.setdefault(name, []).append((raw, got))
+    problems = []
+    chosen = list(getattr(plan.data, "candidate_from", None) or [])
+    for name, logs in by_name.items():
+        clash = [i for i in range(len(logs)) if any(logs[i][1] & logs[j][1] for j in range(len(logs)) if j != i)]
+        if len(clash) < 2:
+            continue
+        group = [logs[i][0] for i in clash]
+        fields = [_fields_of(r, name) for r in group]
+        keys = sorted({k for f in fields for k in f})
+        differ = [k for k in keys if len({f.get(k) for f in fields}) > 1]
+        rank = {k: next((i for i, p in enumerate(_TELLING) if k == p or (p.endswith(".") and k.startswith(p))),
+                        len(_TELLING)) for k in differ}
+        differ.sort(key=lambda k: (rank[k], k))
+        who = f"{len(group)} logs of {name}"
+        files = ", ".join(r.display for r in group)
+        if differ:
+            shown = ", ".join(differ[:4]) + (" ..." if len(differ) > 4 else "")
+            from evalspec.results.hints import yaml_flow_list
+
+            message = f"{who} differ only in {shown}, so their rows have the same candidate, case and repeat"
+            if chosen:
+                message += f" (data.candidate_from: {yaml_flow_list(chosen)} does not tell them apart)"
+            hint = (f"set data.candidate_from: {yaml_flow_list([differ[0]])} (or {yaml_flow_list(['model', differ[0]])}"
+                    ") so each log's candidate is named by what differs, then map the names with "
+                    "data.candidate_names")
+        else:
+            message = f"{who} hold the same cases and repeats and no field of the logs tells them apart"
+            hint = "the same run may be read twice: remove one of the files from data.results"
+        problems.append(Diagnostic(file=files, key="data.candidate_from", message=message, hint=hint))
+    if problems:
+        raise InputError("several logs give one candidate the same attempts", problems)
+
+
 def _check_log_candidates(raws: list[Any], plan: Any) -> None:
     """A tool log's candidate that is not a plan key: say how to map it (``data.candidate_names``)."""
     cand_col = plan.data.columns.candidate
@@ -291,13 +359,23 @@ def _check_log_candidates(raws: list[Any], plan: Any) -> None:
         _, uniques = _factorize(raw.columns[cand_col])
         unknown = sorted({_text(u) for u in uniques} - known)
         if unknown:
+            from evalspec.results.hints import shortened, yaml_flow
+
             keys = sorted(known)
-            example = ", ".join(f"{u}: {_guess_key(u, keys)}" for u in unknown)
+            example = yaml_flow({u: _guess_key(u, keys) for u in unknown})
+            long = [u for u in unknown if shortened(u) != u]
+            named = ", ".join(repr(shortened(u)) + (f" (name {long.index(u) + 1} below)" if u in long else "")
+                              for u in unknown)
+            key = "".join(f"; name {i + 1} in full: {u!r}" for i, u in enumerate(long))
+            better = ""
+            if long and raw.provenance.get("tool") == "promptfoo":
+                better = ("; shorter names: data.candidate_from: [provider, prompt_file] (or prompt_id), or give "
+                          "each prompt a label in promptfooconfig.yaml")
             problems.append(Diagnostic(
                 file=raw.display, key="data.candidate_names",
-                message=f"the log names its candidate {', '.join(map(repr, unknown))}, which is not a key of the "
-                f"plan's candidates ({', '.join(keys)})",
-                hint=f"map the log's name to a plan key, e.g. data.candidate_names: {{{example}}}"))
+                message=f"the log names its candidate {named}, which is not a key of the plan's candidates "
+                f"({', '.join(keys)}){key}",
+                hint=f"map the log's name to a plan key, e.g. data.candidate_names: {example}{better}"))
     if problems:
         raise InputError("the logs' candidates are not the plan's", problems)
 

@@ -31,7 +31,7 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.readers import RawFile
 
-__all__ = ["LogFile", "Options", "Rows", "as_dict", "bad_log", "guard", "sha256_of", "read_bytes", "load_json", "iso_time",
+__all__ = ["LogFile", "Options", "Rows", "candidate_fields", "candidate_name", "as_dict", "bad_log", "guard", "sha256_of", "read_bytes", "load_json", "iso_time",
            "scalar", "CORE_COLUMNS"]
 
 #: Columns an adapter writes itself; a log's own metadata key with one of these names is
@@ -60,6 +60,7 @@ class Options:
     filter: str | None = None
     case_field: str | None = None
     allow_partial: bool = False
+    candidate_from: tuple[str, ...] | None = None
 
     @classmethod
     def from_plan(cls, plan: Any) -> Options:
@@ -67,6 +68,8 @@ class Options:
         data = plan.data
         sel = getattr(data, "select", None)
         kw: dict[str, Any] = {"allow_partial": bool(getattr(data, "allow_partial", False))}
+        if getattr(data, "candidate_from", None):
+            kw["candidate_from"] = tuple(data.candidate_from)
         if sel is not None:
             for name in ("task", "scorer", "metric", "filter", "case_field"):
                 kw[name] = getattr(sel, name, None)
@@ -337,3 +340,53 @@ def compare_note(tool: str, reported: float | None, recomputed: float | None, wh
         return None
     return (f"{tool} reports {reported:.6g}; the same statistic recomputed from the rows evalspec read is "
             f"{recomputed:.6g}. {why}")
+
+
+# -- the candidate's name, from any field of the log -----------------------------------------
+
+#: The longest candidate name composed from log fields (a whole prompt text is cut, with a digest).
+MAX_CANDIDATE_CHARS = 200
+
+
+def candidate_fields(base: dict[str, Any], **prefixed: Any) -> dict[str, Any]:
+    """The fields a candidate's name may be composed of: ``base`` plus ``<prefix>.<key>`` of each mapping."""
+    out = {k: v for k, v in base.items() if v is not None}
+    for prefix, values in prefixed.items():
+        if isinstance(values, dict):
+            for key, value in values.items():
+                if value is not None:
+                    out[f"{prefix}.{key}"] = value
+    return out
+
+
+def _field_text(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ",".join(value)
+    text = value if isinstance(value, str) else str(scalar(value))
+    text = " ".join(text.split())
+    if len(text) > MAX_CANDIDATE_CHARS:
+        text = f"{text[:MAX_CANDIDATE_CHARS - 12]}…{hashlib.sha256(text.encode('utf-8', 'replace')).hexdigest()[:10]}"
+    return text
+
+
+def candidate_name(default: Any, fields: dict[str, Any], options: Options, display: str, tool: str) -> Any:
+    """The candidate's name: ``default`` (the tool's model name), or composed of ``options.candidate_from``.
+
+    Several fields are joined with ``|`` in the order given (``model|task_args.prompt`` ->
+    ``mockllm/model|terse``). A field the log lacks is a located error listing the fields it has.
+    """
+    if not options.candidate_from:
+        return default
+    parts = []
+    for name in options.candidate_from:
+        if name not in fields:
+            have = ", ".join(sorted(fields)) or "none"
+            raise bad_log(display, f"the field {name!r} is not in this {tool} log",
+                          f"fields this log has: {have}", key="data.candidate_from", got=name, has_got=True)
+        parts.append(_field_text(fields[name]))
+    return "|".join(parts)
+
+
+def fields_shown(fields: dict[str, Any]) -> dict[str, str]:
+    """The candidate fields as short texts, for the provenance (and the duplicate-rows diagnosis)."""
+    return {k: _field_text(v) for k, v in list(fields.items())[:100]}

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.results.adapters.base import (
-    as_dict, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
+    as_dict, candidate_fields, candidate_name, fields_shown, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
     number_or_none, read_bytes, sha256_of,
 )
 from evalspec.results.adapters.zip_members import ZipLog, open_zip
@@ -216,7 +216,8 @@ def _rows(path: Path, display: str, digest: str, header: dict[str, Any], samples
     if not samples:
         raise bad_log(display, "the log has no samples (was it written with --no-log-samples, or did the run stop "
                       "before any sample finished?)", "rerun with sample logging on")
-    candidate = ev.get("model")
+    fields = _candidate_fields(header)
+    candidate = candidate_name(ev.get("model"), fields, options, display, TOOL)
     created = iso_time(ev.get("created"))
     rows = Rows()
     errors = 0
@@ -296,7 +297,23 @@ def _rows(path: Path, display: str, digest: str, header: dict[str, Any], samples
 
     provenance = _provenance(display, digest, header, container, scorer, reported, status, err_msg, len(samples),
                              errors, unscored, invalidated, per_case, options)
+    provenance.update(candidate=candidate, log_model=ev.get("model"), candidate_fields=fields_shown(fields))
     return make_log_file(path, display, "inspect", digest, rows, "sample", provenance)
+
+
+def _candidate_fields(header: dict[str, Any]) -> dict[str, Any]:
+    """The fields of the log a candidate's name may use (``data.candidate_from``)."""
+    ev = header["eval"]
+    steps = as_dict(header.get("plan")).get("steps")
+    solver = ev.get("solver")
+    if not solver and isinstance(steps, list):
+        solver = "+".join(str(as_dict(st).get("solver")) for st in steps if as_dict(st).get("solver")) or None
+    dataset = as_dict(ev.get("dataset")).get("name")
+    return candidate_fields({"model": ev.get("model"), "task": ev.get("task"), "solver": solver,
+                             "tags": ev.get("tags") or header.get("tags") or None, "dataset": dataset},
+                            task_args=ev.get("task_args"), model_args=ev.get("model_args"),
+                            metadata=ev.get("metadata"), solver_args=ev.get("solver_args"),
+                            generate_config=ev.get("model_generate_config"))
 
 
 def _provenance(display: str, digest: str, header: dict[str, Any], container: str, scorer: str | None,
@@ -313,6 +330,7 @@ def _provenance(display: str, digest: str, header: dict[str, Any], container: st
                 tool_metrics[key] = {"name": m.get("name", key), "value": number_or_none(m.get("value")),
                                      "params": m.get("params") or {}}
     reducer = rep.get("reducer") if rep else None
+    by_reducer = _by_reducer(reported, scorer)
     means = [sum(v) / len(v) for v in per_case.values() if v]
     recomputed = sum(means) / len(means) if means else None
     acc = tool_metrics.get("accuracy", {}).get("value") if "accuracy" in tool_metrics else (
@@ -335,6 +353,11 @@ def _provenance(display: str, digest: str, header: dict[str, Any], container: st
                             "edited.")
         if diff:
             notes.append(diff)
+    epochs, reducers = config.get("epochs"), config.get("epochs_reducer")
+    if isinstance(epochs, int) and epochs > 1 and reducers == []:
+        notes.append(f"inspect_ai ran without an epoch reducer (--no-epochs-reducer): its metrics treat each of the "
+                     f"{n} sample-epochs as its own sample, so its stderr counts the {epochs} epochs of a sample as "
+                     "independent cases. evalspec keeps the epochs of a sample as repeats of one case.")
     if partial := status != "success":
         notes.append(f"The run status is {status!r}: the samples read are a partial run, read because "
                      "data.allow_partial is set.")
@@ -353,6 +376,18 @@ def _provenance(display: str, digest: str, header: dict[str, Any], container: st
                                                                                                "metric": options.metric},
         "samples": n, "errors": errors, "missing_outcomes": unscored, "invalidated": invalidated,
         "reported": {"scorer": scorer, "reducer": reducer, "metrics": tool_metrics, "value": acc, "stderr": stderr,
-                     "recomputed_value": recomputed},
+                     "recomputed_value": recomputed, "by_reducer": by_reducer},
         "per_repeat_outcomes": True, "notes": notes,
     }
+
+
+def _by_reducer(reported: list[dict[str, Any]], scorer: str | None) -> dict[str, dict[str, float | None]]:
+    """The selected scorer's metrics under each epoch reducer the run used (``mean``, ``pass_at_2``...)."""
+    out: dict[str, dict[str, float | None]] = {}
+    for r in reported:
+        if (r.get("scorer") or r.get("name")) != scorer or not isinstance(r.get("metrics"), dict):
+            continue
+        key = str(r.get("reducer")) if r.get("reducer") is not None else "none"
+        out[key] = {str(m.get("name", k)): number_or_none(m.get("value")) for k, m in r["metrics"].items()
+                    if isinstance(m, dict) and not m.get("params")}
+    return out

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.results.adapters.base import (
-    as_dict, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
+    as_dict, candidate_fields, candidate_name, fields_shown, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
     mean_or_none, number_or_none, read_bytes, sha256_of, valid_line,
 )
 
@@ -92,6 +92,25 @@ def _model_name(doc: dict[str, Any]) -> str | None:
                 return m.group(1)
     model = cfg.get("model")
     return str(model) if model is not None else None
+
+
+def _model_args(args: Any) -> dict[str, Any]:
+    """``model_args`` as a mapping (current versions write one; older ones ``k=v,...`` text)."""
+    if isinstance(args, dict):
+        return args
+    if isinstance(args, str):
+        pairs = [p.split("=", 1) for p in args.split(",") if "=" in p]
+        return {k.strip(): v.strip() for k, v in pairs if k.strip()}
+    return {}
+
+
+def _candidate_fields(doc: dict[str, Any], cfg: dict[str, Any], task: str) -> dict[str, Any]:
+    """The fields of the run a candidate's name may use (``data.candidate_from``)."""
+    n_shot = doc.get("n-shot")
+    return candidate_fields({"model": _model_name(doc), "model_type": cfg.get("model"), "task": task,
+                             "system_instruction": doc.get("system_instruction"),
+                             "n_shot": n_shot.get(task) if isinstance(n_shot, dict) else None},
+                            model_args=_model_args(cfg.get("model_args")), gen_kwargs=as_dict(cfg.get("gen_kwargs")))
 
 
 def _read_run(res_path: Path, named_samples: list[Path], display: Any, options: Options) -> LogFile:
@@ -233,8 +252,9 @@ def _rows(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], task: s
     elif filt not in filters:
         raise bad_log(sdisp, f"filter {filt!r} is not in the samples of task {task!r}; they have "
                       f"{', '.join(filters)}", "fix data.select.filter", key="select.filter", got=filt, has_got=True)
-    candidate = _model_name(doc)
     cfg = as_dict(doc.get("config"))
+    fields = _candidate_fields(doc, cfg, task)
+    candidate = candidate_name(_model_name(doc), fields, options, rdisp, TOOL)
     when = iso_time(doc.get("date"))
     rows = Rows()
     values: list[float | None] = []
@@ -330,6 +350,7 @@ def _rows(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], task: s
         "samples": len(rows), "errors": 0, "missing_outcomes": missing,
         "reported": {"metric": f"{metric},{filt}", "value": rep_value, "stderr": rep_stderr,
                      "recomputed_value": recomputed},
-        "per_repeat_outcomes": False, "notes": notes,
+        "per_repeat_outcomes": False, "notes": notes, "log_model": _model_name(doc),
+        "candidate_fields": fields_shown(fields),
     }
     return make_log_file(spath, sdisp, "lm_eval", sdigest, rows, "line", provenance)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.results.adapters.base import (
-    as_dict, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
+    as_dict, candidate_fields, candidate_name, fields_shown, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
     mean_or_none, read_bytes, sha256_of, valid_line,
 )
 
@@ -140,6 +140,21 @@ def _case_key(result: dict[str, Any], field: str, display: str, position: int) -
     return value
 
 
+def _candidate_fields(result: dict[str, Any], provider: Any, prompt: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a result a candidate's name may use (``data.candidate_from``)."""
+    p = as_dict(result.get("provider"))
+    label = prompt.get("label")
+    prompt_file = None
+    if isinstance(label, str) and ": " in label:  # a prompt read from a file is labelled "<file>: <text>"
+        head = label.split(": ", 1)[0]
+        if head and " " not in head and "." in head:
+            prompt_file = head
+    return candidate_fields({"provider": provider, "model": provider, "provider_id": p.get("id"),
+                             "provider_label": p.get("label"), "prompt": label, "prompt_file": prompt_file,
+                             "prompt_id": result.get("promptId") or prompt.get("id")},
+                            config=as_dict(p.get("config")) or None)
+
+
 def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: Options) -> LogFile:
     block = _block(doc)
     version = block.get("version")
@@ -177,6 +192,7 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
     metric = options.metric
     order = sorted(range(len(results)), key=lambda i: (_index(results[i]), i))
     named_seen: set[str] = set()
+    field_sets: dict[str, dict[str, str]] = {}
     for i in order:
         r = results[i]
         position = i + 1
@@ -186,6 +202,9 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
         candidate = str(prov)
         if several_prompts:
             candidate = f"{prov}|{prompt.get('label') or r.get('promptIdx')}"
+        fields = _candidate_fields(r, prov, prompt)
+        candidate = candidate_name(candidate, fields, options, display, TOOL)
+        field_sets.setdefault(str(candidate), fields_shown(fields))
         test_idx = _index(r)
         if options.case_field is None:
             case: Any = test_number[_test_key(r)]
@@ -274,13 +293,13 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
     provenance = {
         "tool": TOOL, "tool_version": meta.get("promptfooVersion"), "results_version": version,
         "container": "json", "files": [{"path": display, "sha256": digest}], "status": "success", "partial": False,
-        "eval_id": doc.get("evalId"), "candidates": sorted(providers), "repeats": max(counter.values()), "repeats_in_config": repeats,
+        "eval_id": doc.get("evalId"), "candidates": sorted({c for c, _ in counter}), "providers": sorted(providers), "repeats": max(counter.values()), "repeats_in_config": repeats,
         "tests": n_tests,
         "created": when, "selected": {"metric": metric, "case_field": options.case_field},
         "samples": len(rows), "errors": missing, "missing_outcomes": missing,
         "reported": {"metric": "pass rate (successes / all results)", "value": reported, "stderr": None,
                      "recomputed_value": mean_or_none([recomputed]) if recomputed is not None else None,
                      "per_candidate": per_candidate},
-        "per_repeat_outcomes": True, "notes": notes,
+        "per_repeat_outcomes": True, "notes": notes, "candidate_fields_by_candidate": field_sets,
     }
     return make_log_file(path, display, "promptfoo", digest, rows, "result", provenance)
