@@ -25,8 +25,9 @@ def formats_for(choice: str) -> tuple[str, ...]:
 
 @click.command("report")
 @click.argument("claim", type=click.Path(path_type=Path, dir_okay=True, exists=False))
-@click.option("--format", "fmt", type=click.Choice(sorted(FORMAT_CHOICES)), default="both", show_default=True,
-              help="Which report to write.")
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMAT_CHOICES) + ["markdown"]), default="both",
+              show_default=True, help="Which report to write; markdown prints a short summary (for a pull-request "
+              "comment or a CI step summary) on stdout, or writes summary.md into --out.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Folder for report.html / report.pdf (default: the claim's folder).")
 def report(claim: Path, fmt: str, out_dir: Path | None) -> None:
@@ -35,6 +36,8 @@ def report(claim: Path, fmt: str, out_dir: Path | None) -> None:
     from evalspec.report import load_claim, render
 
     record = load_claim(claim)
+    if fmt == "markdown":
+        return _markdown(claim, record, out_dir)
     target = out_dir if out_dir is not None else claim.parent
     if target.exists() and not target.is_dir():
         raise InputError(f"{target}: --out must be a folder, and this is a file")
@@ -45,3 +48,36 @@ def report(claim: Path, fmt: str, out_dir: Path | None) -> None:
                          "choose another folder with --out") from None
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def _markdown(claim: Path, record: dict, out_dir: Path | None) -> None:  # type: ignore[type-arg]
+    """Print (or write ``summary.md``) the Markdown summary, with the audit's status (numbers not re-run)."""
+    from evalspec.report.markdown import markdown_summary
+
+    text = markdown_summary(record, audit=audit_status(claim))
+    if out_dir is None:
+        click.echo(text, nl=False)
+        return
+    from evalspec._atomic import write_text_atomic
+    from evalspec.errors import InputError
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"{out_dir}: --out must be a folder, and this is a file")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out_dir / "summary.md", text)
+    click.echo(f"wrote {out_dir / 'summary.md'}")
+
+
+def audit_status(claim: Path) -> dict:  # type: ignore[type-arg]
+    """The audit of ``claim`` without the re-run, as a dict for the summary; ``{"problem": ...}`` if it cannot run."""
+    from evalspec.audit.core import audit_claim
+    from evalspec.errors import EvalspecError
+
+    try:
+        report = audit_claim(claim, reproduce=False)
+    except EvalspecError as exc:
+        return {"problem": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+    data = report.to_dict()
+    checks = [c for c in data["checks"] if c.get("id") != "reproduction"]  # not re-run here: said once, in words
+    counts = {s: sum(c.get("status") == s for c in checks) for s in ("pass", "warning", "fail")}
+    return {**data, "checks": checks, "counts": counts, "reproduced": False}

@@ -92,6 +92,8 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
     # the claim records its own SHA-256 and its ledger entry
     claim = record_look(claim, plan)
     target = Path(out_dir) if out_dir is not None else default_out_dir(plan)
+    replaced = _previous_claim(target)
+    old_reports = [n for n in ("report.html", "report.pdf") if (target / n).is_file()] if no_report else []
     report_error: BaseException | None = None
     with OutputSet(target) as outputs:
         assert outputs.staging is not None
@@ -120,6 +122,64 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
     for path in written:
         kind = "claim" if path.name == "claim.json" else "posterior" if path.suffix == ".nc" else "report"
         click.echo(f"{kind} written to {path}")
+    if replaced:
+        click.echo(f"note: replaced the earlier claim in {target} ({replaced}); its look stays in the ledger "
+                   "(.evalspec/ledger.jsonl). To keep every claim, give each run its own folder: --out "
+                   f"{target}/<run id>", err=True)
+    if old_reports:  # one run's outputs are one set: an old report never stays beside a new claim
+        click.echo(f"note: --no-report removed the earlier {' and '.join(old_reports)} with the earlier claim (the "
+                   f"outputs of one run are one set); render this claim's: evalspec report {target / 'claim.json'}",
+                   err=True)
+    _step_summary(next((p for p in written if p.name == "claim.json"), None))
     if report_error is not None:
         click.echo("the report could not be written; the claim stands alone (no earlier report was kept)", err=True)
         raise report_error
+
+
+def _previous_claim(target: Path) -> str | None:
+    """A few words about the claim a run into ``target`` replaces (None when there is none), so it is never silent."""
+    import json
+
+    path = target / "claim.json"
+    if not path.is_file() or path.is_symlink():
+        return None
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read(64 << 20))
+    except (OSError, ValueError, RecursionError):
+        return "not a readable claim"
+    if not isinstance(data, dict):
+        return "not a readable claim"
+    decision = data.get("decision") if isinstance(data.get("decision"), dict) else {}
+    integrity = data.get("integrity") if isinstance(data.get("integrity"), dict) else {}
+    ledger = integrity.get("ledger") if isinstance(integrity.get("ledger"), dict) else {}
+    words = [f"made {data.get('created')}" if isinstance(data.get("created"), str) else "",
+             f"verdict {decision.get('verdict')}" if isinstance(decision.get("verdict"), str) else "",
+             f"ledger entry {ledger.get('seq')}" if isinstance(ledger.get("seq"), int) else ""]
+    from evalspec.errors import one_line
+
+    return one_line(", ".join(w for w in words if w)[:300]) or "not a readable claim"
+
+
+def _step_summary(claim_path: Path | None) -> None:
+    """In GitHub Actions (``$GITHUB_STEP_SUMMARY`` set): append the claim's Markdown summary to the job's page.
+
+    The file is the runner's, appended to as GitHub documents; a summary that cannot be written is
+    said on stderr and changes nothing else (the claim is already in place).
+    """
+    import os
+
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target or claim_path is None:
+        return
+    from evalspec.commands.report import audit_status
+    from evalspec.report import load_claim
+    from evalspec.report.markdown import markdown_summary
+
+    text = markdown_summary(load_claim(claim_path), audit=audit_status(claim_path))
+    try:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    except OSError as exc:
+        click.echo(f"evalspec: could not append the summary to $GITHUB_STEP_SUMMARY ({target}): "
+                   f"{exc.strerror or exc}", err=True)

@@ -92,3 +92,13 @@ def test_hand_edited_claims_never_crash_the_gate(tmp_path_factory: Any, study: P
     result = run_cli(folder, ["gate", "out/claim.json", "--accept", "worth_acting_on"])
     check_outcome(result)
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), new=st.lists(hostile_values, min_size=1, max_size=3))
+def test_hand_edited_claims_never_crash_the_markdown_summary(tmp_path_factory: Any, study: Path, seed: int,
+                                                             new: list[Any]) -> None:
+    folder = _edited(study, seed, new, tmp_path_factory)
+    result = run_cli(folder, ["report", "out/claim.json", "--format", "markdown"])
+    check_outcome(result)
+    shutil.rmtree(folder, ignore_errors=True)
