@@ -21,7 +21,7 @@ from pydantic import (
 
 from evalspec.analyses.contract import Caveat, Offers, SeedUse
 
-__all__ = ["CLAIM_FORMAT", "claim_model", "kind_info", "claim_schema", "claim_schema_text", "record_model"]
+__all__ = ["CLAIM_FORMAT", "ProcessRecord", "claim_model", "kind_info", "claim_schema", "claim_schema_text", "record_model"]
 
 #: Version of the claim's shape. 2: typed analysis records (result, caveats, seeds, offers),
 #: the typed decision record, seeds used and declared-but-unused.
@@ -39,12 +39,21 @@ class Note(_Strict):
     message: str
 
 
+class LockHistory(_Strict):
+    """An earlier lock, replaced with ``--force``: its hash and when it was made."""
+
+    hash: str | None = None
+    locked_at: str | None = None
+
+
 class LockInfo(_Strict):
     path: str | None = None
     exists: bool
     matches: bool | None = None
     locked_at: str | None = None
     git_commit: str | None = None
+    history: list[LockHistory] = Field(
+        default_factory=list, description="Earlier locks this one replaced with `evalspec lock --force`, oldest first.")
 
 
 class PlanBlock(_Strict):
@@ -187,6 +196,30 @@ class SystematicLimits(_Strict):
     detected: list[Note] = Field(default_factory=list)
 
 
+class ProcessFinding(_Strict):
+    """One process check that did not pass (see :mod:`evalspec.process`)."""
+
+    check: str = Field(description="The check's id, as `evalspec audit` names it.")
+    title: str
+    status: Literal["warning", "fail"]
+    sentence: str
+    short: str | None = Field(None, description="The phrase the report's one-line process status uses.")
+    evidence: list[str] = Field(default_factory=list)
+    covers: list[str] = Field(default_factory=list, description="Codes of the claim's deviations this finding states.")
+
+
+class ProcessRecord(_Strict):
+    """Was the claim made the way the plan promised? The process checks `run` can make, as the audit makes them."""
+
+    status: Literal["as_planned", "unverified", "departed"] = Field(
+        description="as_planned: every check passed; unverified: something could not be checked; departed: a check "
+        "failed.")
+    line: str = Field(description="One line for the report's first page.")
+    exploratory: bool = Field(description="A failure that means the result cannot be read as confirmatory (the plan "
+                              "not locked, or locked after the results; more looks than planned).")
+    findings: list[ProcessFinding] = Field(default_factory=list)
+
+
 class LedgerRef(_Strict):
     file: str
     seq: int
@@ -272,6 +305,7 @@ def claim_model() -> type[BaseModel]:
         analyses: list[record]  # type: ignore[valid-type]
         decision: DecisionRecord
         deviations: list[Note] = Field(default_factory=list)
+        process: ProcessRecord | None = Field(None, description="The process checks run made (absent in older claims).")
         systematic_limits: SystematicLimits
         integrity: Integrity | None = None
 

@@ -192,8 +192,12 @@ def seal_run(claim: dict[str, Any], plan_path: str | Path) -> tuple[dict[str, An
     ``prev_sha256``); the entry records the claim's self-hash. Raises ``InputError`` when
     the existing ledger cannot be read.
     """
+    from evalspec.process import attach_process
+
     path = ledger_path(plan_path)
     previous = read_ledger(path)
+    if "process" in claim:  # a run's claim: its process checks on the ledger as read under the lock
+        claim = attach_process(claim, plan_path, previous)
     entry = new_entry(claim, Path(plan_path).name, previous)
     try:
         from evalspec.plan import read_lock

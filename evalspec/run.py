@@ -73,8 +73,9 @@ def lock_status(handle: _PlanHandle) -> tuple[dict[str, Any], list[str]]:
         return {"path": None, "exists": False, "matches": None, "locked_at": None, "git_commit": None}, []
     git = lock.git or {}
     changed = [c.describe() for c in status.changes]
+    history = [{"hash": h.get("hash"), "locked_at": h.get("locked_at")} for h in lock.history if isinstance(h, dict)]
     return ({"path": _rel(Path(lock.path), handle.path.parent), "exists": True, "matches": status.matches,
-             "locked_at": lock.locked_at, "git_commit": git.get("commit")}, changed)
+             "locked_at": lock.locked_at, "git_commit": git.get("commit"), "history": history}, changed)
 
 
 def _as_recorded(path: str) -> str:
@@ -403,7 +404,11 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
         "systematic_limits": {"stated": list(plan.systematic_limits),
                               "detected": [{"code": d["code"], "message": d["message"]} for d in checked.detected]},
     })
-    return dict(claim.model_dump(mode="json", exclude={"integrity"}))
+    from evalspec.process import attach_process
+
+    # the process checks the audit makes, on the lock and the ledger as they stand (made again
+    # when the look is recorded, under the ledger's lock: see evalspec.ledger.seal_run)
+    return attach_process(dict(claim.model_dump(mode="json", exclude={"integrity", "process"})), handle.path)
 
 
 def default_out_dir(plan_path: str | Path) -> Path:

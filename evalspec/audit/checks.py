@@ -15,11 +15,11 @@ fails.
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Callable
 from typing import Any
 
 from evalspec.audit.evidence import ledger_in_git, lock_in_git
+from evalspec import process
 from evalspec.audit.model import AuditInputs, CheckResult
 from evalspec.audit.recompute import claim_plan_recomputed, claim_text_canonical
 
@@ -51,25 +51,6 @@ def _cov(inputs: AuditInputs) -> dict[str, Any]:
 def _section(plan: dict[str, Any] | None, key: str) -> dict[str, Any]:
     v = (plan or {}).get(key)
     return v if isinstance(v, dict) else {}
-
-
-def _mapped_column(inputs: AuditInputs, role: str) -> bool:
-    """Whether the plan the claim was made from names a results column for ``role`` (data.columns)."""
-    plan = inputs.plan_claimed or inputs.promised
-    columns = _section(_section(plan, "data"), "columns")
-    return bool(columns.get(role)) or not columns  # without the plan's columns, do not blame the plan
-
-
-def _parse_time(text: Any) -> _dt.datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        t = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=_dt.timezone.utc)
-    return t
 
 
 # -- integrity ---------------------------------------------------------------------------
@@ -185,7 +166,11 @@ def ledger_untampered(inputs: AuditInputs) -> CheckResult:
         return _r("ledger_untampered", title, "fail",
                   f"The ledger of looks was altered: {first}.", evidence)
     return _r("ledger_untampered", title, "pass",
-              f"The ledger's {len(inputs.ledger)} entries chain intact and the claim's own entry agrees with it.")
+              f"The ledger's {_entries(len(inputs.ledger))} chain intact and the claim's own entry agrees with it.")
+
+
+def _entries(n: int) -> str:
+    return "one entry" if n == 1 else f"{n} entries"
 
 
 # -- plan and lock --------------------------------------------------------------------------
@@ -206,148 +191,6 @@ def plan_matches(inputs: AuditInputs) -> CheckResult:
     return _r("plan_matches", title, "fail",
               "The plan was changed after the claim was made: its hash differs from the one in the claim.",
               [f"claim {claimed}", f"plan  {now}"] + _diff(inputs.plan_claimed, inputs.plan_now))
-
-
-def plan_locked(inputs: AuditInputs) -> CheckResult:
-    """The plan has an intact lock, and the claim was made from the locked plan."""
-    from evalspec.plan.canonical import hash_canonical
-
-    title = "Claim made from the locked plan"
-    lock = inputs.lock
-    if inputs.lock_problem:
-        return _r("plan_locked", title, "fail", f"The lock cannot be read: {inputs.lock_problem}.")
-    if lock is None:
-        return _r("plan_locked", title, "fail",
-                  "The plan was never locked, so nothing shows it was fixed before the results were seen.")
-    evidence = []
-    stored = hash_canonical(lock.plan)
-    if stored != lock.hash:
-        return _r("plan_locked", title, "fail",
-                  "The lock file was edited: the plan stored in it no longer hashes to the hash it records.",
-                  [f"lock records {lock.hash}", f"its plan hashes to {stored}"]
-                  + [f"lock's plan vs the plan now: {d}" for d in _diff(inputs.plan_now, lock.plan)])
-    claimed = _claim_plan(inputs).get("hash")
-    if lock.hash != claimed:
-        return _r("plan_locked", title, "fail",
-                  "The claim was made from a plan that differs from the locked plan.",
-                  [f"lock  {lock.hash} (locked {lock.locked_at})", f"claim {claimed}"]
-                  + [f"locked -> as run: {d}" for d in _diff(lock.plan, inputs.plan_claimed)])
-    if lock.history:
-        evidence = [f"re-locked with --force; earlier lock {h.get('hash')} of {h.get('locked_at')}"
-                    for h in lock.history if isinstance(h, dict)]
-        return _r("plan_locked", title, "warning",
-                  f"The claim matches the lock, but the plan was re-locked {len(lock.history)} time(s) "
-                  "after its first lock; check the earlier versions were not changed after seeing results.", evidence)
-    return _r("plan_locked", title, "pass", f"The claim was made from the plan as locked at {lock.locked_at}.",
-              [lock.hash])
-
-
-def locked_before_results(inputs: AuditInputs) -> CheckResult:
-    """The lock (and, in git, the plan's first commit) predates the first result."""
-    title = "Plan fixed before the first result"
-    dates = _cov(inputs).get("run_dates") or {}
-    first = _parse_time(dates.get("first")) if isinstance(dates, dict) else None
-    lock = inputs.lock
-    if lock is None:
-        return _r("locked_before_results", title, "fail",
-                  "The plan has no lock, so nothing shows it was fixed before the results.")
-    existing, looked = _existing_data(inputs)
-    locked = _parse_time(lock.locked_at)
-    if looked and first is None:  # no run times to date the results: the lock's own record decides
-        return _r("locked_before_results", title, "fail",
-                  "The claim analyses results that already existed when the plan was locked: the lock's "
-                  "existing-data declaration lists them, so the plan was fixed after they could be seen.",
-                  existing + [f"analysed and present at lock: {p}" for p in looked[:10]])
-    lock_times = [locked] + [_parse_time(h.get("locked_at")) for h in lock.history if isinstance(h, dict)]
-    first_lock = min((t for t in lock_times if t is not None), default=None)
-    early = _looks_before_lock(inputs, first_lock)
-    if early:
-        return _r("locked_before_results", title, "fail",
-                  "The ledger of looks shows the data was looked at before the plan was locked.",
-                  early + [f"locked {lock.locked_at}"])
-    if first is None:
-        if not _mapped_column(inputs, "timestamp"):
-            return _r("locked_before_results", title, "warning",
-                      "The plan maps no time column (data.columns.timestamp), so the claim holds no run times and it "
-                      "cannot be shown that the plan was locked before the results; name the results' time column "
-                      "there (tool logs: timestamp).", [f"locked {lock.locked_at}"] + existing)
-        return _r("locked_before_results", title, "warning",
-                  "The results carry no timestamps, so it cannot be shown that the plan was locked before them.",
-                  [f"locked {lock.locked_at}"] + existing)
-    evidence = [f"first result {dates.get('first')}", f"locked {lock.locked_at}"] + existing
-    problems = []
-    if locked is not None and locked > first:
-        problems.append("the plan as run was locked after the first result")
-        if first_lock is not None and first_lock <= first:
-            evidence.append("an earlier version was locked before the results and then replaced with --force")
-    if inputs.git_first_commit is not None:
-        evidence.append(f"plan first committed {inputs.git_first_commit}")
-        committed = _parse_time(inputs.git_first_commit)
-        if committed is not None and committed > first:
-            problems.append("the plan was first committed to git after the first result")
-    elif inputs.git_tracked is False:
-        evidence.append("the plan is in a git repository but was never committed")
-    if problems:
-        return _r("locked_before_results", title, "fail",
-                  f"The plan was fixed only after results existed: {'; '.join(problems)}.", evidence)
-    if inputs.git_tracked is False:
-        return _r("locked_before_results", title, "warning",
-                  "The plan was locked before the first result, but it is not committed to the repository it is in.",
-                  evidence)
-    return _r("locked_before_results", title, "pass", "The plan was locked before the first result was recorded.",
-              evidence)
-
-
-def _existing_data(inputs: AuditInputs) -> tuple[list[str], list[str]]:
-    """The lock's "existing data" declarations (evidence lines) and the claim's files among them.
-
-    ``evalspec lock`` records which results the plan named were present when it was locked
-    (OSF's "existing data"). A pilot that was present but is not analysed is honest; a claim
-    analysing those very files (same SHA-256) is a look before the lock.
-    """
-    lock = inputs.lock
-    raw = getattr(lock, "raw", None)
-    decls = [raw.get("existing_data")] if isinstance(raw, dict) else []
-    decls += [h.get("existing_data") for h in getattr(lock, "history", []) if isinstance(h, dict)]
-    present: dict[str, str] = {}
-    evidence = []
-    for d in decls:
-        if not isinstance(d, dict):
-            continue
-        files = [f for f in d.get("files") or [] if isinstance(f, dict) and isinstance(f.get("sha256"), str)]
-        present.update({f["sha256"]: str(f.get("path")) for f in files})
-        if d.get("state") == "prior_to_creation":
-            evidence.append("existing data when locked: none (the plan's results did not exist yet)")
-        elif files:
-            evidence.append(f"existing data when locked: {len(files)} file(s) the plan names (e.g. a pilot)")
-    claim_files = (inputs.claim.get("data") or {}).get("files") if isinstance(inputs.claim.get("data"), dict) else None
-    looked = [str(f.get("path")) for f in claim_files or []
-              if isinstance(f, dict) and f.get("sha256") in present]
-    if present and not looked:
-        evidence.append("the claim analyses none of the files that existed when the plan was locked")
-    return evidence, looked
-
-
-def _looks_before_lock(inputs: AuditInputs, first_lock: _dt.datetime | None) -> list[str]:
-    """Ledger entries of this plan made before its first lock, or when it had no lock; and a lock time
-    that is not the one the claim recorded."""
-    out: list[str] = []
-    recorded = _section(_claim_plan(inputs), "lock").get("locked_at")
-    lock = inputs.lock
-    known = {lock.locked_at} | {h.get("locked_at") for h in lock.history if isinstance(h, dict)}
-    if isinstance(recorded, str) and recorded not in known:
-        out.append(f"the claim recorded the lock's time as {recorded}; the lock now says {lock.locked_at} "
-                   "(the lock was edited after the claim)")
-    found = _looks(inputs)
-    if found is None:
-        return out
-    for e in found[0]:
-        t = _parse_time(e.get("time"))
-        if e.get("lock_hash") is None:
-            out.append(f"ledger entry {e.seq} ({e.get('time')}): the data was looked at while the plan had no lock")
-        elif t is not None and first_lock is not None and t < first_lock:
-            out.append(f"ledger entry {e.seq} ({e.get('time')}) is older than the plan's first lock")
-    return out
 
 
 # -- what was run -------------------------------------------------------------------------
@@ -454,193 +297,6 @@ def attempt_rule(inputs: AuditInputs) -> CheckResult:
               evidence)
 
 
-def model_versions(inputs: AuditInputs) -> CheckResult:
-    """No candidate pools runs across model versions the plan did not declare, or ran another version."""
-    title = "Model versions as declared"
-    cands = _cov(inputs).get("candidates") or {}
-    promised = _section(inputs.promised, "candidates")
-    plan = "the locked plan" if inputs.lock is not None else "the plan"
-    pooled, changed, warns, evidence = [], [], [], []
-    for name, c in cands.items():
-        if not isinstance(c, dict):
-            continue
-        seen = c.get("versions_seen") or {}
-        declared = (promised.get(name) or {}).get("version") if isinstance(promised.get(name), dict) else None
-        allowed = set(declared) if isinstance(declared, list) else ({declared} if declared else set())
-        if seen:
-            evidence.append(f"{name}: " + ", ".join(f"{v} ({n} rows)" for v, n in seen.items()))
-        if len(seen) > 1:
-            if isinstance(declared, list) and set(seen) <= allowed:
-                warns.append(f"{name} pools versions {', '.join(seen)}, declared for pooling in {plan}")
-            else:
-                pooled.append(f"{name} pools runs across versions {', '.join(seen)} that {plan} "
-                              f"did not declare ({declared!r})")
-        elif allowed and seen and not set(seen) <= allowed:
-            changed.append(f"{name} ran as version {next(iter(seen))}, {plan} declared {declared!r}")
-    if pooled or changed:
-        sentence = (f"Runs from different model versions were pooled without {plan} declaring it." if pooled else
-                    f"A candidate ran as a model version other than the one {plan} declared (nothing was pooled); "
-                    "the result is about the version that ran.")
-        if pooled and changed:
-            sentence += f" Another candidate ran as a version other than the one {plan} declared."
-        return _r("model_versions", title, "fail", sentence, pooled + changed + evidence)
-    if warns:
-        return _r("model_versions", title, "warning",
-                  f"Runs of several model versions were pooled, as {plan} declared; the result is not one "
-                  "stable configuration.", warns + evidence)
-    if not any(isinstance(c, dict) and c.get("versions_seen") for c in cands.values()):
-        if not _mapped_column(inputs, "model_version"):
-            return _r("model_versions", title, "warning",
-                      "The plan maps no model-version column (data.columns.model_version), so the claim records no "
-                      "version served and pooling across a model update cannot be ruled out; name that column there "
-                      "(tool logs: model_version).")
-        return _r("model_versions", title, "warning",
-                  "The results record no model version, so pooling across a model update cannot be ruled out.")
-    if not any(isinstance(p, dict) and p.get("version") for p in promised.values()):
-        return _r("model_versions", title, "pass", f"Every candidate ran as one model version ({plan} declares no "
-                  "version to check it against).", evidence)
-    return _r("model_versions", title, "pass", "Every candidate ran as one declared model version.", evidence)
-
-
-def missing_within_policy(inputs: AuditInputs) -> CheckResult:
-    """Missing outcomes handled by the promised policy, within its limit, alike for every candidate."""
-    title = "Missing outcomes within policy"
-    miss = _cov(inputs).get("missing") or {}
-    promised = _section(inputs.promised, "missing")
-    policy, limit = promised.get("policy", "count_as_fail"), promised.get("max_fraction", 0.05)
-    fails, warns, evidence = [], [], []
-    fracs = {}
-    for name, m in miss.items():
-        if not isinstance(m, dict):
-            continue
-        frac = m.get("fraction") or 0.0
-        fracs[name] = frac
-        evidence.append(f"{name}: {m.get('missing', 0)} of {m.get('attempts', '?')} missing ({frac:.1%}), "
-                        f"policy {m.get('policy')}")
-        if m.get("policy") not in (None, policy):
-            fails.append(f"{name}'s missing outcomes were handled as {m.get('policy')!r}; the plan promised {policy!r}")
-        if isinstance(limit, (int, float)) and frac > limit:
-            fails.append(f"{name} has {frac:.1%} missing, above the plan's limit of {limit:.1%}")
-    if len(fracs) > 1:
-        hi, lo = max(fracs.values()), min(fracs.values())
-        if hi >= 0.01 and hi > 3 * lo + 0.005:
-            worst = max(fracs, key=lambda k: fracs[k])
-            warns.append(f"{worst} lost far more outcomes ({hi:.1%}) than the others (as low as {lo:.1%}): "
-                         "an outage that hit one candidate")
-    if fails:
-        return _r("missing_within_policy", title, "fail",
-                  "Missing outcomes were not handled as the plan promised.", fails + warns + evidence)
-    if warns:
-        return _r("missing_within_policy", title, "warning",
-                  "Missing outcomes are within the policy but uneven between candidates; check the failure record.",
-                  warns + evidence)
-    return _r("missing_within_policy", title, "pass",
-              "Missing outcomes were handled by the planned policy and stayed within its limit.", evidence)
-
-
-# -- stopping -----------------------------------------------------------------------------
-
-
-def units_within_max(inputs: AuditInputs) -> CheckResult:
-    title = "Units within max_units"
-    stop = _section(inputs.promised, "stopping")
-    units = _cov(inputs).get("independent_units") or {}
-    count, limit = units.get("count"), stop.get("max_units")
-    if limit is None:
-        return _r("units_within_max", title, "warning",
-                  "The plan sets no max_units, so collecting more data until a preferred answer appears is not ruled "
-                  "out by a stopping rule.", [f"{count} {units.get('unit')} analysed"])
-    if isinstance(count, int) and count > limit:
-        return _r("units_within_max", title, "fail",
-                  f"{count} independent {units.get('unit')} were analysed, more than the plan's max_units of {limit}.",
-                  [f"max_units {limit}", f"analysed {count}"])
-    return _r("units_within_max", title, "pass",
-              f"{count} independent {units.get('unit')} were analysed, within the planned {limit}.")
-
-
-def decision_date(inputs: AuditInputs) -> CheckResult:
-    title = "On or before the decision date"
-    stop = _section(inputs.promised, "stopping")
-    date = stop.get("decision_date")
-    dates = _cov(inputs).get("run_dates") or {}
-    created = inputs.claim.get("created")
-    if not date:
-        return _r("decision_date", title, "warning", "The plan sets no decision date.")
-    evidence = [f"decision date {date}", f"claim made {created}"]
-    late = []
-    if isinstance(dates, dict) and dates.get("last"):
-        evidence.append(f"last result {dates.get('last')}")
-        if str(dates["last"])[:10] > str(date):
-            late.append(f"results were collected until {dates['last']}")
-    if isinstance(created, str) and created[:10] > str(date):
-        late.append(f"the claim was made on {created[:10]}")
-    if late:
-        return _r("decision_date", title, "fail", f"The run went past the planned decision date {date}: "
-                  f"{'; '.join(late)}.", evidence)
-    return _r("decision_date", title, "pass", f"Results and claim are dated on or before the decision date {date}.",
-              evidence)
-
-
-def _looks(inputs: AuditInputs) -> tuple[list[Any], int] | None:
-    """Ledger entries of this plan up to the claim's entry, and the number of distinct data states."""
-    if inputs.ledger is None:
-        return None
-    ref = (inputs.claim.get("integrity") or {}).get("ledger") if isinstance(inputs.claim.get("integrity"), dict) \
-        else None
-    upto = ref.get("seq") if isinstance(ref, dict) and isinstance(ref.get("seq"), int) else None
-    plan = _claim_plan(inputs)
-    name = inputs.plan_path.name if inputs.plan_path is not None else None
-    mine = [e for e in inputs.ledger if e.get("plan_file") == name and e.get("plan_id") == plan.get("id")
-            and (upto is None or (isinstance(e.seq, int) and e.seq <= upto))]
-    states = {repr([(d.get("path"), d.get("sha256")) for d in e.get("data") or [] if isinstance(d, dict)])
-              for e in mine}
-    return mine, len(states)
-
-
-def looks_within_plan(inputs: AuditInputs) -> CheckResult:
-    """Looks at the data (distinct data states in the ledger) within the planned number."""
-    title = "Looks within the planned number"
-    stop = _section(inputs.promised, "stopping")
-    planned = stop.get("looks", 1)
-    rule = stop.get("rule", "fixed")
-    found = _looks(inputs)
-    if found is None:
-        seq = _claim_seq(inputs)
-        if seq is not None and seq > planned:
-            return _r("looks_within_plan", title, "fail",
-                      f"The ledger of looks is missing, and the claim records that it was look {seq} in it, more "
-                      f"than the {planned} planned: without the ledger nothing shows those looks were at other "
-                      "plans.", [f"the claim names ledger entry {seq}", f"expected {inputs.ledger_path}"])
-        return _r("looks_within_plan", title, "warning",
-                  "There is no ledger of looks, so how often the data was looked at cannot be checked.")
-    entries, looks = found
-    hashes = sorted({str(e.get("plan_hash")) for e in entries})
-    evidence = [f"entry {e.seq}: {e.get('time')}, {(e.get('units_seen') or {}).get('count')} units, verdict "
-                f"{e.get('verdict')}" for e in entries[-12:]]
-    if len(hashes) > 1:
-        evidence.append(f"the plan changed between looks ({len(hashes)} different plan hashes)")
-    level = _section(inputs.promised, "decision").get("confidence_level", 0.95)
-    anytime = any(isinstance(a, dict) and a.get("kind") == "sequential_difference"
-                  for a in inputs.claim.get("analyses") or [])
-    if rule == "sequential" and looks > 1 and not anytime:
-        return _r("looks_within_plan", title, "fail",
-                  f"The data was looked at {looks} times under a sequential plan, but the claim's intervals are "
-                  f"fixed-sample ones: without an anytime-valid method they no longer hold at the stated {level:.0%} "
-                  "level.", evidence + ["no sequential_difference analysis in the claim"])
-    if looks > planned:
-        if rule == "fixed":
-            sentence = (f"The data was looked at {looks} times, but the plan is a fixed design with one look: its "
-                        f"intervals no longer hold at the stated {level:.0%} level (repeated peeking).")
-        else:
-            sentence = f"The data was looked at {looks} times, more than the {planned} planned looks."
-        return _r("looks_within_plan", title, "fail", sentence, evidence)
-    if len(hashes) > 1:
-        return _r("looks_within_plan", title, "warning",
-                  f"{looks} look(s), within the planned {planned}, but the plan changed between looks.", evidence)
-    return _r("looks_within_plan", title, "pass", f"{looks} look(s) at the data, within the planned {planned}.",
-              evidence)
-
-
 # -- data and reproduction --------------------------------------------------------------
 
 
@@ -692,16 +348,26 @@ def reproduction(inputs: AuditInputs) -> CheckResult:
     return reproduce(inputs)
 
 
-def deviations_disclosed(inputs: AuditInputs) -> CheckResult:
-    """The deviations the run itself recorded, listed for the reader (never a failure on their own)."""
-    title = "Deviations recorded by the run"
-    devs = [d for d in inputs.claim.get("deviations") or [] if isinstance(d, dict)]
-    if not devs:
-        return _r("deviations_disclosed", title, "pass", "The run recorded no deviation from the plan.")
-    return _r("deviations_disclosed", title, "warning",
-              f"The run recorded {len(devs)} deviation(s) from the plan; they are disclosed in the claim and report.",
-              [f"{d.get('code')}: {d.get('message')}" for d in devs])
+def _shared(check: Callable[[Any], Any]) -> Callable[[AuditInputs], CheckResult]:
+    """An audit check made by the process check ``run`` also records (:mod:`evalspec.process`)."""
 
+    def audit_check(inputs: AuditInputs) -> CheckResult:
+        f = check(inputs.process_facts())
+        return _r(f.id, f.title, f.status, f.sentence, f.evidence)
+
+    audit_check.__name__ = check.__name__
+    audit_check.__doc__ = check.__doc__
+    return audit_check
+
+
+plan_locked = _shared(process.plan_locked)
+locked_before_results = _shared(process.locked_before_results)
+model_versions = _shared(process.model_versions)
+missing_within_policy = _shared(process.missing_within_policy)
+units_within_max = _shared(process.units_within_max)
+decision_date = _shared(process.decision_date)
+looks_within_plan = _shared(process.looks_within_plan)
+deviations_disclosed = _shared(process.deviations_disclosed)
 
 #: Every check, in the order printed. Each result says what its PASS can show (``basis``): see
 #: :data:`evalspec.audit.model.BASIS_WORDS` and docs/audit.md.

@@ -69,19 +69,6 @@ def _load_current_plan(inputs: AuditInputs) -> None:
         inputs.lock_problem = str(exc).splitlines()[0]
 
 
-def _claimed_plan(claim: dict[str, Any]) -> dict[str, Any] | None:
-    """Canonical data of the plan the claim was made from (its registered copy)."""
-    from evalspec.plan import canonical_data
-
-    registered = (claim.get("plan") or {}).get("registered")
-    if not isinstance(registered, dict):
-        return None
-    try:
-        return canonical_data(registered)
-    except Exception:  # noqa: BLE001 - a claim from another plan format: compare by hash only
-        return None
-
-
 def _git_first_commit(plan_path: Path) -> tuple[str | None, bool | None]:
     """(ISO time of the plan file's first commit, whether git tracks it); (None, None) outside git."""
     folder = plan_path.resolve().parent
@@ -185,7 +172,9 @@ def gather(claim_path: str | Path, *, plan: str | Path | None = None, data: list
     cpath = Path(claim_path)
     claim, raw, text = read_claim(cpath)
     inputs = AuditInputs(claim=claim, claim_path=cpath, reproduce=reproduce, claim_raw=raw, claim_text=text)
-    inputs.plan_claimed = _claimed_plan(claim)
+    from evalspec.process import claimed_plan
+
+    inputs.plan_claimed = claimed_plan(claim)
     if plan is not None:
         ppath = Path(plan)
         if not ppath.is_file():

@@ -74,6 +74,16 @@ class AuditInputs:
     #: ``--verify``: the allowed-signers file the statement's signature is checked against
     verify: Path | None = None
 
+    def process_facts(self) -> Any:
+        """What the process checks shared with ``run`` read (:class:`evalspec.process.ProcessFacts`)."""
+        from evalspec.process import ProcessFacts
+
+        return ProcessFacts(claim=self.claim, lock=self.lock, lock_problem=self.lock_problem,
+                            plan_claimed=self.plan_claimed, plan_now=self.plan_now, ledger=self.ledger,
+                            ledger_path=self.ledger_path,
+                            plan_file=self.plan_path.name if self.plan_path is not None else None,
+                            git_first_commit=self.git_first_commit, git_tracked=self.git_tracked)
+
     @property
     def promised(self) -> dict[str, Any] | None:
         """The plan the team promised: the locked plan when there is a lock, else the claim's own plan."""

@@ -38,6 +38,7 @@ NOT_COMPARED = {
     "command": "the command line as typed",
     "plan.path": "where the plan file was (the plan check compares that file)",
     "plan.lock": "the lock beside the plan (the lock checks compare the lock itself)",
+    "process": "the process record, made from the lock and ledger beside the plan (the process checks make it again)",
     "software": "library versions (named below when they differ)",
     "evalspec_version": "the evalspec version (named below when it differs)",
 }

@@ -60,6 +60,9 @@ class ReportView:
     page1_level: float | None = None
     case_lists: dict[int, list[CaseList]] = field(default_factory=dict)
     deviations: list[dict[str, Any]] = field(default_factory=list)
+    #: the claim's process record (None in claims written before it existed) and its findings to list
+    process: dict[str, Any] | None = None
+    process_findings: list[dict[str, Any]] = field(default_factory=list)
     stated_limits: list[str] = field(default_factory=list)
     detected_limits: list[dict[str, Any]] = field(default_factory=list)
     sampling: list[tuple[str, str]] = field(default_factory=list)
@@ -122,6 +125,7 @@ def build_view(claim: dict[str, Any], medium: str = "screen", *, body_cap: int =
     view.seeds_used = [s for s in _items(seeds.get("used")) if isinstance(s, dict)]
     view.seeds_unused = [s for s in _items(seeds.get("declared_unused")) if isinstance(s, dict)]
     view.deviations = [d for d in _items(claim.get("deviations")) if isinstance(d, dict)]
+    _process(view, claim)
     limits = _mapping(claim.get("systematic_limits"))
     view.stated_limits = [str(s) for s in _items(limits.get("stated"))]
     view.detected_limits = [d for d in _items(limits.get("detected")) if isinstance(d, dict)]
@@ -132,6 +136,24 @@ def build_view(claim: dict[str, Any], medium: str = "screen", *, body_cap: int =
     view.tool_notes = tool_notes(claim) if view.tool_reports else []
     view.toc = _toc(view)
     return view
+
+
+def _process(view: ReportView, claim: dict[str, Any]) -> None:
+    """The process record, its findings (the deviations list is the run's own), the deviations they do not state."""
+    proc = _mapping(claim.get("process"))
+    if not proc:
+        return
+    view.process = proc
+    findings = [f for f in _items(proc.get("findings")) if isinstance(f, dict)]
+    shorts: set[str] = set()
+    for f in findings:  # one fact once: "never locked" fails two checks, and is listed under the first
+        short = f.get("short")
+        if f.get("check") == "deviations_disclosed" or (short and short in shorts):
+            continue
+        shorts.add(str(short))
+        view.process_findings.append(f)
+    covered = {str(code) for f in view.process_findings for code in _items(f.get("covers"))}
+    view.deviations = [d for d in view.deviations if str(d.get("code")) not in covered]
 
 
 def _kind_order(kind: str) -> int:
@@ -167,7 +189,7 @@ def _toc(view: ReportView) -> list[tuple[str, str]]:
     """(anchor, title) of every section after page 1, in the order the template writes them."""
     out = [("coverage", "What the number covers")]
     out += [(f"analysis-{a.get('index')}", view.titles[int(a.get("index") or 0)]) for a in view.sections]
-    out += [("deviations", "Deviations from the plan"), ("reproducibility", "Reproducibility")]
+    out += [("deviations", "Process and deviations from the plan"), ("reproducibility", "Reproducibility")]
     if view.case_lists:
         out.append(("appendix-cases", "Appendix: disagreeing cases"))
     out.append(("appendix-plan", "Appendix: the plan as registered"))

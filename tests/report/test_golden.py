@@ -40,6 +40,8 @@ def example_claims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
                         ignore=shutil.ignore_patterns("out", "*.lock.json", "__pycache__"))
     old = os.getcwd()
     os.chdir(root)
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = "1795132800"  # 2026-11-20, on or before every example's decision date
     try:
         out = {}
         for name in EXAMPLES:
@@ -48,6 +50,10 @@ def example_claims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
         return out
     finally:
         os.chdir(old)
+        if epoch is None:
+            os.environ.pop("SOURCE_DATE_EPOCH", None)
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = epoch
 
 
 def test_examples_are_found() -> None:
