@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, LOCK_DAY, Workspace, make_workspace
+from tests.audit.conftest import EXAMPLES, LOCK_DAY, Workspace, make_workspace
 
 from evalspec.process import PROCESS_CHECKS
 
