@@ -82,12 +82,19 @@ class DataFile(_Strict):
         "the tool's own reported metric and stderr beside the same statistic recomputed from the rows. Absent for "
         "tables.",
     )
+    location: dict[str, Any] | None = Field(
+        None, description="For an object read from an object store (s3://, gs://...): its URI, size in bytes and "
+        "modification time as the store reported them; for a file of a Hive-partitioned folder: the partition "
+        "values its folders gave its rows. Absent for a plain local file.",
+    )
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
-        if isinstance(data, dict) and data.get("provenance") is None:
-            data.pop("provenance", None)  # tables: the record stays as it was
+        if isinstance(data, dict):
+            for key in ("provenance", "location"):
+                if data.get(key) is None:
+                    data.pop(key, None)  # tables: the record stays as it was
         return data
 
 

@@ -378,8 +378,11 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     plan_dir = handle.path.parent
     data_files = []
     for f in tidy.files:
-        entry: dict[str, Any] = {"path": _rel(Path(f.path), plan_dir), "sha256": f.sha256, "rows": f.rows,
-                                 "format": f.format}
+        location = getattr(f, "location", None)  # an object-store object or a partitioned file
+        shown = f.path if location and "uri" in location else _rel(Path(f.path), plan_dir)
+        entry: dict[str, Any] = {"path": shown, "sha256": f.sha256, "rows": f.rows, "format": f.format}
+        if location:
+            entry["location"] = location
         provenance = getattr(f, "provenance", None)  # tool logs only
         if provenance:
             entry["provenance"] = provenance

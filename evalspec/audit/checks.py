@@ -324,12 +324,39 @@ def data_fingerprints(inputs: AuditInputs) -> CheckResult:
                          f"(file {path})")
         else:
             evidence.append(f"{rel}: {got}")
+    unreachable = _remote_fingerprints(inputs, recorded, fails, evidence)
     if fails:
         return _r("data_fingerprints", title, "fail",
                   "The results changed since the claim was made: a file's fingerprint differs from the one recorded.",
                   fails + evidence, basis="recomputed")
+    if unreachable:
+        return _r("data_fingerprints", title, "warning",
+                  "Some results objects could not be re-read from their object store, so their fingerprints were not "
+                  "checked.", unreachable + evidence, basis="recomputed")
     return _r("data_fingerprints", title, "pass", "Every results file has the SHA-256 recorded in the claim.", evidence,
               basis="recomputed")
+
+
+def _remote_fingerprints(inputs: AuditInputs, recorded: dict[Any, Any], fails: list[str],
+                         evidence: list[str]) -> list[str]:
+    """Re-read each object-store object of the claim where it is; the ones that could not be read.
+
+    The SHA-256 is of the bytes the store serves now (the run recorded the SHA-256 of the bytes
+    it read), so a replaced object is caught whatever its ETag or modification time says.
+    """
+    from evalspec.results.lake import object_sha256
+
+    unreachable = []
+    for uri in inputs.remote:
+        want = (recorded.get(uri) or {}).get("sha256")
+        got, why = object_sha256(uri)
+        if got is None:
+            unreachable.append(f"{uri}: could not be re-read ({why})")
+        elif got != want:
+            fails.append(f"{uri}: SHA-256 {got[:16]}... of the object now differs from the claim's {str(want)[:16]}...")
+        else:
+            evidence.append(f"{uri}: {got} (re-read from the object store)")
+    return unreachable
 
 
 def reproduction(inputs: AuditInputs) -> CheckResult:

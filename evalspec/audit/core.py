@@ -129,6 +129,13 @@ def _data_inputs(inputs: AuditInputs, data: list[str] | None) -> None:
                 return
         inputs.data = pairs + _companions(files, pairs)
         return
+    from evalspec.results.lake import is_uri
+
+    inputs.remote = [r for r in recorded if is_uri(r)]  # object-store objects: re-read where they are
+    recorded = [r for r in recorded if not is_uri(r)]
+    if inputs.remote and not recorded:
+        inputs.data = []
+        return
     if inputs.plan_path is None or not recorded:
         return
     base = inputs.plan_path.parent

@@ -64,6 +64,8 @@ class AuditInputs:
     ledger_problem: str | None = None
     #: data files to fingerprint and re-run: (path recorded in the claim, file on disk)
     data: list[tuple[str, Path]] | None = None
+    #: objects the claim read from an object store (``s3://...``): re-read there, never copied
+    remote: list[str] = field(default_factory=list)
     data_problem: str | None = None
     data_given: bool = False
     git_first_commit: str | None = None

@@ -209,7 +209,8 @@ class Data(_Strict):
 
     results: str | list[str] = Field(
         description="Path, glob or folder (or a list), relative to the plan file, of the results files or the "
-        "evaluation tool's logs."
+        "evaluation tool's logs; a folder of tables may be Hive-partitioned (model=A/part-0.parquet), and an "
+        "object-store URI (s3://bucket/prefix/, gs://..., a glob) is read where it is."
     )
     format: Literal["auto", "jsonl", "csv", "parquet", "inspect", "lm_eval", "promptfoo"] = Field(
         "auto", description="File format; 'auto' decides by extension; inspect, lm_eval and promptfoo read those "

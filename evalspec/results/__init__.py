@@ -38,7 +38,11 @@ def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> li
 
     patterns = [plan.data.results] if isinstance(plan.data.results, str) else list(plan.data.results)
     out: list[Path] = []
+    from evalspec.results.lake import folder_tables, is_uri
+
     for pattern in patterns:
+        if is_uri(pattern):  # an object store: listed and read by evalspec.results.lake
+            continue
         full = base / pattern
         if any(ch in pattern for ch in "*?["):
             hits = sorted(Path(p) for p in _glob.glob(str(full), recursive=True))
@@ -59,6 +63,8 @@ def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> li
                              "name the log files, or check data.format")],
                 )
             out.extend(found)
+        elif full.is_dir() and not _tool_folder(full) and (tables := folder_tables(full)):  # (Hive-partitioned) tables
+            out.extend(path for path, _ in tables)
         else:
             if not os.path.lexists(full):  # present but not a regular file: the reader says what it is
                 raise InputError(
@@ -98,6 +104,13 @@ def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> li
     return list(seen)
 
 
+def _tool_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds an evaluation tool's logs (read by its adapter, not as a folder of tables)."""
+    from evalspec.results.adapters import detect
+
+    return detect(folder) is not None
+
+
 #: Whether results files outside the plan's folder may be read (``evalspec run --allow-outside-data``).
 #: Off by default: a plan that reads ``../../secrets.csv`` or ``/etc/...`` is refused, not read silently.
 OUTSIDE_ALLOWED: ContextVar[bool] = ContextVar("evalspec_outside_allowed", default=False)
@@ -112,15 +125,45 @@ def read_all(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[Ra
     """Read every results file of the plan (no typing, no checks)."""
     from evalspec.results import adapters  # tool logs (inspect_ai, lm-eval, promptfoo); the plan's mapping
 
-    paths = resolve_paths(plan, plan_path, plan_diagnostic)
+    from evalspec.results import lake
+
+    patterns = [plan.data.results] if isinstance(plan.data.results, str) else list(plan.data.results)
+    uris = [p for p in patterns if lake.is_uri(p)]
+    if uris and plan.data.format in adapters.LOG_FORMATS:
+        key = "data.results" if isinstance(plan.data.results, str) else f"data.results[{patterns.index(uris[0])}]"
+        message = f"{plan.data.format} logs are read from local files only, not from {uris[0]!r}"
+        hint = "copy the logs next to the plan, or export the rows as JSONL/CSV/Parquet to the object store"
+        diag = (plan_diagnostic(key, message, got=uris[0], hint=hint) if plan_diagnostic is not None else
+                Diagnostic(file=str(plan_path), key=key, message=message, got=uris[0], has_got=True, hint=hint))
+        raise InputError(f"{plan_path}: {key}: {message}", [diag])
+    paths = resolve_paths(plan, plan_path, plan_diagnostic) if len(uris) < len(patterns) else []
     if plan.data.format in adapters.LOG_FORMATS:
         raws: list[RawFile] = list(adapters.read_logs(paths, plan.data.format, adapters.Options.from_plan(plan),
                                                       _display))
     else:
         if plan.data.format == "auto":
             _refuse_tool_logs_read_as_tables(paths, plan_path, plan_diagnostic)
-        raws = [read_file(path, detect_format(path, plan.data.format), display=_display(path)) for path in paths]
+        partitions = _partitions(patterns, plan_path.parent)
+        raws = [lake.with_partitions(read_file(path, detect_format(path, plan.data.format), display=_display(path)),
+                                     partitions.get(path, ()))
+                for path in paths]
+        raws += [lake.read_object(obj, plan.data.format) for uri in uris for obj in lake.list_uri(uri)]
     return adapters.apply_plan(raws, plan)
+
+
+def _partitions(patterns: list[str], base: Path) -> dict[Path, tuple[tuple[str, str], ...]]:
+    """Hive partition values of the files below each folder the plan names (``model=A/...``)."""
+    from evalspec.results.lake import folder_tables, is_uri
+
+    out: dict[Path, tuple[tuple[str, str], ...]] = {}
+    for pattern in patterns:
+        full = base / pattern
+        if is_uri(pattern) or any(ch in pattern for ch in "*?[") or not full.is_dir():
+            continue
+        for path, values in folder_tables(full):
+            if values:
+                out[path] = values
+    return out
 
 
 _TOOL_NAMES = {"inspect": "an inspect_ai log", "lm_eval": "an lm-evaluation-harness log",

@@ -75,6 +75,9 @@ class RawFile:
     columns: dict[str, np.ndarray]
     lines: np.ndarray
     unit: str
+    #: Where an object-store object or a partitioned file came from (``uri``, ``size``, ``modified``,
+    #: ``partition``); ``None`` for a plain local file. Kept in the claim's ``data.files[].location``.
+    location: dict[str, Any] | None = None
 
     @property
     def rows(self) -> int:

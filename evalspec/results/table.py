@@ -49,6 +49,7 @@ class FileInfo:
     sha256: str
     rows: int
     format: str
+    location: dict[str, Any] | None = None
 
 
 @dataclass
@@ -585,7 +586,7 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
             problems += score_column(cat, cat.columns[name], name)[1]
     if problems:
         raise InputError(f"{len(problems)} problem(s) in the results", problems)
-    files = [FileInfo(path=r.display, sha256=r.sha256, rows=r.rows, format=r.format) for r in raws]
+    files = [FileInfo(path=r.display, sha256=r.sha256, rows=r.rows, format=r.format, location=r.location) for r in raws]
     return Tidy(
         files=files, displays=cat.displays, units=cat.units, candidates=names, cand=cand.astype(np.int64),
         case=case, case_ids=case_ids, repeat=repeat, passed=passed, score=score, cluster=cluster,

@@ -1,0 +1,299 @@
+"""Results where teams keep them: partitioned Parquet folders and object-store URIs.
+
+Two shapes of ``data.results`` beyond a local file or glob:
+
+* **A folder of tables** (``data.results: lake/``), typically a Hive-partitioned Parquet
+  dataset as Spark, Ray Data, DuckDB and ``pyarrow.dataset.write_dataset`` write it:
+  ``lake/model=A/date=2026-10-01/part-0.parquet``. Every table file below the folder is read
+  (symbolic links are not followed, and at most :data:`MAX_OBJECTS` files are listed), and
+  each ``key=value`` folder name on the way becomes a column of that file's rows (the value
+  URL-decoded, as Hive writes it). A file that also holds a column of that name is refused:
+  which value would be meant?
+* **An object-store URI** (``s3://bucket/prefix/``, ``s3://bucket/key.parquet``,
+  ``s3://bucket/runs/**/*.jsonl``, ``gs://...``), opened with Arrow's own filesystems
+  (:func:`pyarrow.fs.FileSystem.from_uri`), which read the usual environment: the AWS
+  variables and profile files for S3 (``AWS_ENDPOINT_URL`` for an S3-compatible server such as
+  MinIO), Google's application-default credentials for GCS. evalspec never takes credentials
+  from the plan. Other schemes (``hf://``, ``az://``...) are read through ``fsspec`` when it
+  and the scheme's package are installed.
+
+Objects are read into memory and parsed by the same readers as local files, so the same
+values, checks and errors apply; nothing is copied to the local disk. Each object is
+fingerprinted by the SHA-256 of the bytes read (as a local file is), and its size and
+modification time (and ETag, where the filesystem reports one) are kept in the claim's
+``data.files[].location``, so ``evalspec audit`` can say what it re-read and what it could
+not reach.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import re
+import urllib.parse
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalspec.errors import Diagnostic, InputError
+from evalspec.limits import MAX_RESULTS_BYTES
+
+__all__ = ["MAX_OBJECTS", "RemoteObject", "is_uri", "list_uri", "read_object", "folder_tables",
+           "partition_values", "with_partitions", "object_sha256"]
+
+#: The most files or objects one folder, prefix or glob may list (a prefix holding more is a
+#: lake, not a results set: name a partition).
+MAX_OBJECTS = 100_000
+
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_TABLES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
+_HIDDEN = ("_", ".")  # _SUCCESS, _common_metadata, .crc files: written beside the data by Spark and Hadoop
+
+
+def is_uri(text: str) -> bool:
+    """Whether ``text`` names an object store (``s3://...``) rather than a local path."""
+    return bool(_URI.match(text)) and not text.lower().startswith("file://")
+
+
+@dataclass(frozen=True)
+class RemoteObject:
+    """One object listed under a URI: where it is and what the store says of it."""
+
+    uri: str
+    path: str  # the filesystem's path (bucket/key)
+    size: int
+    mtime: str | None
+    partitions: tuple[tuple[str, str], ...] = ()
+
+
+def _refuse(uri: str, message: str, hint: str) -> InputError:
+    return InputError(f"{uri}: {message}", [Diagnostic(file=uri, message=message, hint=hint)])
+
+
+def _filesystem(uri: str) -> tuple[Any, str]:
+    """Arrow's filesystem for ``uri`` and the path inside it (fsspec for schemes Arrow lacks)."""
+    import pyarrow.fs as pafs
+
+    try:
+        return pafs.FileSystem.from_uri(uri)
+    except (ValueError, OSError, ImportError) as exc:
+        arrow_error = str(exc)
+    try:
+        import fsspec  # noqa: F401  (optional: hf://, az://, ...)
+        from fsspec.core import url_to_fs
+        from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+        fs, path = url_to_fs(uri)
+        return PyFileSystem(FSSpecHandler(fs)), path
+    except Exception:  # noqa: BLE001 - any failure here means: this scheme cannot be opened
+        raise _refuse(uri, f"cannot open this location ({arrow_error[:200]})",
+                      "evalspec reads s3:// and gs:// through Arrow's filesystems (credentials from the "
+                      "environment, AWS_ENDPOINT_URL for an S3-compatible server); other schemes need fsspec and "
+                      "the scheme's package installed") from None
+
+
+def _store_error(uri: str, exc: BaseException) -> InputError:
+    text = str(exc)
+    low = text.lower()
+    if "access denied" in low or "forbidden" in low or "403" in low or "permission" in low:
+        hint = "the credentials in the environment may not read this object (check the bucket policy and AWS_* variables)"
+    elif "nosuchbucket" in low or "bucket does not exist" in low:
+        hint = "the bucket does not exist at this endpoint (check the name and AWS_ENDPOINT_URL / the region)"
+    elif "not found" in low or "nosuchkey" in low or "does not exist" in low:
+        hint = "no object at this key: check the path (keys are case-sensitive)"
+    elif "connect" in low or "timeout" in low or "timed out" in low or "resolve" in low:
+        hint = "the store could not be reached (check the endpoint and the network)"
+    else:
+        hint = "check the URI, the credentials and the endpoint"
+    return _refuse(uri, f"the object store refused the request ({text[:300]})", hint)
+
+
+def _glob_root(path: str) -> str:
+    """The longest folder of ``path`` before its first glob character."""
+    cut = min((i for i, ch in enumerate(path) if ch in "*?["), default=len(path))
+    return path[:cut].rsplit("/", 1)[0]
+
+
+def _match(path: str, pattern: str) -> bool:
+    """Glob match where ``**`` spans folders and ``*`` stays inside one (as :mod:`glob`'s recursive mode)."""
+    regex = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            regex += "(?:[^/]*/)*"
+            i += 3
+        elif pattern.startswith("**", i):
+            regex += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            regex += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            regex += "[^/]"
+            i += 1
+        elif pattern[i] == "[":
+            j = pattern.find("]", i + 1)
+            if j < 0:
+                regex += re.escape("[")
+                i += 1
+            else:
+                regex += fnmatch.translate(pattern[i:j + 1])[4:-3]
+                i = j + 1
+        else:
+            regex += re.escape(pattern[i])
+            i += 1
+    return re.fullmatch(regex, path) is not None
+
+
+def partition_values(relative: str) -> tuple[tuple[str, str], ...]:
+    """The Hive partition ``key=value`` folder names of a relative path, outermost first."""
+    parts = relative.replace("\\", "/").split("/")[:-1]
+    out = []
+    for part in parts:
+        if "=" in part and not part.startswith("="):
+            key, value = part.split("=", 1)
+            out.append((urllib.parse.unquote(key), urllib.parse.unquote(value)))
+    return tuple(out)
+
+
+def list_uri(uri: str) -> list[RemoteObject]:
+    """The table objects ``uri`` names: one object, every table under a prefix, or a glob's matches."""
+    import pyarrow.fs as pafs
+
+    fs, path = _filesystem(uri)
+    scheme = uri.split("://", 1)[0]
+    globbed = any(ch in path for ch in "*?[")
+    try:
+        if not globbed:
+            info = fs.get_file_info(path)
+            if info.type == pafs.FileType.File:
+                return [RemoteObject(uri, path, int(info.size), _mtime(info))]
+            if info.type == pafs.FileType.NotFound:
+                raise _refuse(uri, "no object or prefix at this location",
+                              "check the bucket and key (keys are case-sensitive)")
+            root = path.rstrip("/")
+        else:
+            root = _glob_root(path)
+        infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+    except InputError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise _store_error(uri, exc) from None
+    objects = []
+    for info in infos:
+        if info.type != pafs.FileType.File:
+            continue
+        rel = info.path[len(root):].lstrip("/")
+        if any(seg.startswith(_HIDDEN) for seg in rel.split("/")):
+            continue
+        if globbed and not _match(info.path, path):
+            continue
+        if not globbed and not info.path.lower().endswith(_TABLES):
+            continue
+        objects.append(RemoteObject(f"{scheme}://{info.path}", info.path, int(info.size), _mtime(info),
+                                    partition_values(rel)))
+        if len(objects) > MAX_OBJECTS:
+            raise _refuse(uri, f"more than {MAX_OBJECTS:,} objects under this location",
+                          "name a partition or a narrower glob")
+    if not objects:
+        raise _refuse(uri, "no results object (.jsonl, .csv, .parquet) at this location",
+                      "check the prefix or the glob")
+    return sorted(objects, key=lambda o: o.uri)
+
+
+def _mtime(info: Any) -> str | None:
+    t = getattr(info, "mtime", None)
+    return t.isoformat() if t is not None else None
+
+
+def _format_of(name: str, declared: str) -> str:
+    from evalspec.results.readers import FORMATS
+
+    if declared in ("jsonl", "csv", "parquet"):
+        return declared
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix not in FORMATS:
+        raise _refuse(name, f"cannot tell the format of {name!r} from its extension",
+                      "set data.format (jsonl, csv or parquet)")
+    return FORMATS[suffix]
+
+
+def read_object(obj: RemoteObject, declared: str) -> Any:
+    """Read one object into a :class:`~evalspec.results.readers.RawFile` (same readers as local files)."""
+    from evalspec.results.readers import READERS, RawFile
+
+    if obj.size > MAX_RESULTS_BYTES:
+        raise _refuse(obj.uri, f"the object holds {obj.size:,} bytes, more than the {MAX_RESULTS_BYTES:,} evalspec "
+                      "reads from one results file", "split the results into several objects (partitions)")
+    fmt = _format_of(obj.path, declared)
+    fs, path = _filesystem(obj.uri)
+    try:
+        with fs.open_input_stream(path) as stream:
+            data = stream.read(MAX_RESULTS_BYTES + 1)
+    except (OSError, ValueError) as exc:
+        raise _store_error(obj.uri, exc) from None
+    if len(data) > MAX_RESULTS_BYTES:
+        raise _refuse(obj.uri, "the object grew beyond the size evalspec reads while it was read",
+                      "read it again once it is complete")
+    columns, lines, unit = READERS[fmt](bytes(data), obj.uri)
+    location = {"uri": obj.uri, "size": len(data), "modified": obj.mtime}
+    raw = RawFile(path=obj.uri, display=obj.uri, format=fmt, sha256=hashlib.sha256(data).hexdigest(),
+                  columns=columns, lines=lines, unit=unit, location=location)
+    return with_partitions(raw, obj.partitions)
+
+
+def object_sha256(uri: str) -> tuple[str | None, str]:
+    """Re-read ``uri`` for an audit: its SHA-256, or ``None`` and why it could not be read."""
+    try:
+        fs, path = _filesystem(uri)
+        h = hashlib.sha256()
+        with fs.open_input_stream(path) as stream:
+            while True:
+                chunk = stream.read(1 << 20)
+                if not chunk:
+                    break
+                h.update(chunk)
+        return h.hexdigest(), ""
+    except InputError as exc:
+        return None, str(exc)
+    except (OSError, ValueError) as exc:
+        return None, str(exc)[:300]
+
+
+def folder_tables(folder: Path) -> list[tuple[Path, tuple[tuple[str, str], ...]]]:
+    """Every table file below ``folder`` with its Hive partition values (links not followed; sorted)."""
+    found: list[tuple[Path, tuple[tuple[str, str], ...]]] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(_HIDDEN))
+        for name in sorted(filenames):
+            if name.startswith(_HIDDEN) or not name.lower().endswith(_TABLES):
+                continue
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                continue
+            found.append((path, partition_values(os.path.relpath(path, folder))))
+            if len(found) > MAX_OBJECTS:
+                raise _refuse(str(folder), f"more than {MAX_OBJECTS:,} results files below this folder",
+                              "name a partition folder or a narrower glob")
+    return found
+
+
+def with_partitions(raw: Any, partitions: tuple[tuple[str, str], ...]) -> Any:
+    """``raw`` with one constant text column per Hive partition value (refused where the file has it too)."""
+    if not partitions:
+        return raw
+    columns = dict(raw.columns)
+    for key, value in partitions:
+        if key in columns:
+            raise InputError(f"{raw.display}: column {key!r} is both a partition folder and a column", [Diagnostic(
+                file=raw.display, message=f"the column {key!r} is both in the file and in its partition folder "
+                f"{key}={value}", hint="rename one of them: evalspec will not guess which value is meant")])
+        col = np.empty(raw.rows, dtype=object)
+        col[:] = value
+        columns[key] = col
+    location = dict(raw.location or {})
+    location["partition"] = {k: v for k, v in partitions}
+    return replace(raw, columns=columns, location=location)
