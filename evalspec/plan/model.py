@@ -483,10 +483,10 @@ class Plan(_Strict):
 
     # -- convenience ------------------------------------------------------------------
     def primary_comparison(self) -> tuple[str, str] | None:
-        """(candidate, baseline) of the primary paired_difference, if any."""
+        """(candidate, baseline) of the primary comparison (the analysis with ``primary: true``), if any."""
         for a in self.analyses:
             a = cast(Any, a)
-            if a.kind == "paired_difference" and a.primary:
+            if getattr(a, "primary", False) and "compare" in type(a).model_fields and not a.kind.startswith("sequential"):
                 if a.compare is not None:
                     return tuple(a.compare)  # type: ignore[return-value]
                 others = [c for c in self.candidates if c != self.baseline]

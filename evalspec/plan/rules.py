@@ -160,24 +160,43 @@ def _named_candidates_exist(view: PlanView) -> Iterable[Issue]:
                             _did_you_mean(who, names), who)
 
 
+def _offers_primary(a: Any) -> bool:
+    """Whether an analysis asks to give the decision its fixed-sample primary interval (``primary: true``).
+
+    Any kind with a ``primary`` parameter can (paired_difference, judge_corrected...); a sequential
+    kind's anytime-valid interval replaces the fixed-sample one instead (the decision prefers it),
+    so it is not counted here.
+    """
+    return bool(getattr(a, "primary", False)) and not a.kind.startswith("sequential")
+
+
+def _needs_a_pair(a: Any) -> bool:
+    """A comparison of two candidates: paired_difference always, any other kind with `compare` when primary."""
+    return a.kind == "paired_difference" or ("compare" in type(a).model_fields and _offers_primary(a))
+
+
 @rule("candidates", "baseline", "analyses*")
 def _paired_has_two_sides(view: PlanView) -> Iterable[Issue]:
-    for i, a in _of_kind(view, "paired_difference"):
+    for i, a in view.analyses:
+        if not _needs_a_pair(a):
+            continue
         if len(view.candidates) < 2:
-            yield Issue(("analyses", i, "kind"), "paired_difference needs at least two candidates",
+            yield Issue(("analyses", i, "kind"), f"{a.kind} needs at least two candidates",
                         f"the plan declares only {', '.join(view.candidates)}")
         elif a.compare is None and view.baseline is None:
-            yield Issue(("analyses", i), "paired_difference without `compare` needs a top-level `baseline`",
+            yield Issue(("analyses", i), f"{a.kind} without `compare` needs a top-level `baseline`",
                         "add `baseline: NAME` or `compare: [CANDIDATE, BASELINE]`")
 
 
 @rule("analyses")
 def _one_primary(view: PlanView) -> Iterable[Issue]:
     paired = list(_of_kind(view, "paired_difference"))
-    primaries = [i for i, a in paired if a.primary]
-    for i in primaries[1:]:
-        yield Issue(("analyses", i, "primary"),
-                    f"only one paired_difference may be primary (analyses[{primaries[0]}] already is)",
+    primaries = [(i, a) for i, a in view.analyses if _offers_primary(a)]
+    for i, a in primaries[1:]:
+        first, other = primaries[0]
+        what = a.kind if other.kind == a.kind else "analysis"
+        where = f"analyses[{first}]" if other.kind == a.kind else f"analyses[{first}], {other.kind},"
+        yield Issue(("analyses", i, "primary"), f"only one {what} may be primary ({where} already is)",
                     "set `primary: false` on the secondary comparisons")
     if paired and not primaries:
         yield Issue(("analyses", paired[0][0], "primary"), "no paired_difference is primary; the decision needs one",
@@ -286,9 +305,9 @@ def _units_reachable(view: PlanView) -> Iterable[Issue]:
 def _primary_at_the_decision_level(view: PlanView) -> Iterable[Issue]:
     """One stated error rate: the primary comparison runs at decision.confidence_level."""
     level = view.decision.confidence_level
-    for i, a in _of_kind(view, "paired_difference"):
+    for i, a in view.analyses:
         own = getattr(a, "confidence_level", None)
-        if getattr(a, "primary", False) and own is not None and abs(float(own) - float(level)) > 1e-12:
+        if _offers_primary(a) and own is not None and abs(float(own) - float(level)) > 1e-12:
             yield Issue(("analyses", i, "confidence_level"),
                         f"the primary comparison must use the decision's level ({level}): the verdict is stated at "
                         "that level, and another level here would change its error rate silently",
