@@ -121,7 +121,7 @@ class PairedDifferenceParams(AnalysisParams):
     )
     top_clusters: int = Field(3, ge=1, le=100, description="How many clusters to list as driving the difference.")
     primary: bool = Field(
-        True, description="Whether this comparison drives the verdict (exactly one paired_difference is primary)."
+        True, description="Whether this comparison drives the verdict (exactly one analysis is primary: this or, e.g., a judge_corrected comparison)."
     )
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from evalspec.analyses.base import AnalysisParams
 from evalspec.analyses.params import PARAMS
 from evalspec.plan.model import Plan
 
@@ -74,7 +75,7 @@ def field_rows(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str,
         key = f"{prefix}{name}"
         rows.append((key, _type_name(info.annotation), _default(info), (info.description or "").replace("|", "\\|")))
         for sub in _models(info.annotation):
-            if sub.__module__.startswith("evalspec.analyses"):
+            if issubclass(sub, AnalysisParams):  # the analyses union: each kind gets its own table below
                 continue
             inner = f"{key}.<name>." if get_origin(info.annotation) is dict else f"{key}."
             if get_origin(info.annotation) is list:
