@@ -35,6 +35,7 @@ KIND_MODULES: dict[str, str] = {
     "beta_binomial": "evalspec.analyses.beta_binomial",
     "sequential_difference": "evalspec.analyses.sequential_difference",
     "background_temperature": "evalspec.analyses.background_temperature",
+    "judge_corrected": "evalspec.analyses.judge_corrected",
 }
 
 
