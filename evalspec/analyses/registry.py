@@ -36,6 +36,7 @@ KIND_MODULES: dict[str, str] = {
     "sequential_difference": "evalspec.analyses.sequential_difference",
     "background_temperature": "evalspec.analyses.background_temperature",
     "judge_corrected": "evalspec.analyses.judge_corrected",
+    "ranking": "evalspec.analyses.ranking",
 }
 
 

@@ -71,6 +71,7 @@ SECTION_PLOTS: dict[str, str] = {
     "slices": "evalspec.report.plots:slices_section_plots",
     "beta_binomial": "evalspec.report.plots_bayes:section_plots",
     "background_temperature": "evalspec.report.plots_tbg:section_plots",
+    "ranking": "evalspec.report.plots_ranking:section_plots",
 }
 
 

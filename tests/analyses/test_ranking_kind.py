@@ -1,0 +1,93 @@
+"""The ``ranking`` kind: the kernel's numbers in the claim's shape, plan pairs marked, caveats, the plot."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from evalspec.analyses.context import AnalysisContext, AnalysisRefused
+from evalspec.analyses.ranking import RankingParams, compute
+from evalspec.report.plots_ranking import section_plots
+from evalspec.stats.ranking import rank_intervals
+
+
+def ctx_for(rates, n=200, clusters=50, seed=0, drop=0, names=None):
+    rng = np.random.default_rng(seed)
+    k = len(rates)
+    names = names or [f"M{j}" for j in range(k)]
+    values = (rng.random((n, k)) < np.asarray(rates)).astype(float)
+    cand, case, passed = [], [], []
+    for j in range(k):
+        for i in range(n):
+            if j == 0 and i < drop:
+                continue  # M0 has no outcome on the first `drop` cases
+            cand.append(j)
+            case.append(i)
+            passed.append(values[i, j])
+    ctx = AnalysisContext.from_arrays(names, [f"c{i}" for i in range(n)], cand, case, passed,
+                                      clusters=[f"g{i * clusters // n}" for i in range(n)], baseline=names[-1],
+                                      missing_policy="exclude")
+    return ctx, values
+
+
+def params(**kw) -> RankingParams:
+    return RankingParams.model_validate({"kind": "ranking", "resamples": 1000, **kw})
+
+
+def test_result_is_the_kernels_on_common_cases() -> None:
+    ctx, values = ctx_for([0.3, 0.5, 0.52, 0.8], drop=10)
+    out = compute(ctx, params(seed=3))
+    r = rank_intervals(values[10:], ctx.case_cluster[10:], resamples=1000, seed=3)
+    res = out.result
+    assert res.cases == 190 and res.left_out == 10
+    names = ["M0", "M1", "M2", "M3"]
+    assert [row.candidate for row in res.ranks] == [names[j] for j in np.argsort(-r.estimates, kind="stable")]
+    by = {row.candidate: row for row in res.ranks}
+    for j, name in enumerate(["M0", "M1", "M2", "M3"]):
+        assert (by[name].rank_low, by[name].rank_high) == (r.rank_low[j], r.rank_high[j])
+        assert by[name].estimate == pytest.approx(r.estimates[j])
+    assert res.critical_value == pytest.approx(r.critical)
+    assert len(res.pairs) == 6 and res.best_set == ["M3"]
+    assert any({"M1", "M2"} <= set(g) for g in res.groups)
+    assert "cases_left_out" in {c.code for c in out.caveats}
+    assert [s.seed for s in out.seeds] == [3]
+    assert out.offers.primary is None
+
+
+def test_plan_pairs_are_marked_and_adjusted() -> None:
+    ctx, _ = ctx_for([0.4, 0.47, 0.5, 0.55, 0.6], n=300, clusters=100, seed=4)
+    plan_analyses = [SimpleNamespace(kind="paired_difference", compare=("M1", "M0"))]
+    ctx = dataclasses.replace(ctx, plan=SimpleNamespace(decision=ctx.plan.decision, analyses=plan_analyses))
+    out = compute(ctx, params())
+    marked = [p for p in out.result.pairs if p.in_plan]
+    assert [(p.first, p.second) for p in marked] == [("M1", "M0")]
+    for p in out.result.pairs:
+        assert p.holm_pvalue >= p.pvalue
+        assert p.told_apart == (p.low > 0 or p.high < 0)
+
+
+def test_needs_three_candidates() -> None:
+    ctx, _ = ctx_for([0.3, 0.6])
+    with pytest.raises(AnalysisRefused, match="at least three"):
+        compute(ctx, params())
+
+
+def test_few_units_and_nothing_told_apart() -> None:
+    ctx, _ = ctx_for([0.5, 0.5, 0.5], n=24, clusters=8, seed=1)
+    out = compute(ctx, params())
+    codes = {c.code for c in out.caveats}
+    assert {"few_units", "no_rank_told_apart"} <= codes
+    assert all(c.severity == "note" for c in out.caveats)
+
+
+def test_plot_escapes_names_and_shows_every_candidate() -> None:
+    names = ["<b>x</b>", "a & b", "plain"]
+    ctx, _ = ctx_for([0.2, 0.5, 0.8], names=names)
+    out = compute(ctx, params())
+    record = {"index": 4, "kind": "ranking", "result": out.result.model_dump(mode="json")}
+    svg = section_plots(record)["ranks-4"]
+    assert svg.startswith("<svg") and "<b>" not in svg and "&lt;b&gt;x&lt;/b&gt;" in svg and "a &amp; b" in svg
+    assert svg.count("<circle") == 3 and 'aria-label="Rank of each candidate' in svg
