@@ -216,12 +216,18 @@ def claim_limits(raws: list[Any], base: Path | None = None) -> list[dict[str, st
                         "message": f"The {who} is from a run that did not finish (status {p.get('status')!r}); only "
                         f"its {p.get('rows')} completed attempts were analysed, which may favour the cases that ran "
                         "first."})
-        if p.get("per_repeat_outcomes") is False:
+        if p.get("per_repeat_outcomes") is False and p.get("repeats_reduced", True):
             sel = p.get("selected") or {}
+            n = p.get("task_repeats")
+            funcs = p.get("filter_functions") or []
+            how = (" took the first generation only" if "take_first" in funcs and "majority_vote" not in funcs
+                   else " took a majority vote" if "majority_vote" in funcs else " reduced them")
             out.append({"code": "tool_reduced_repeats",
-                        "message": f"The {who} holds one value per case after lm-eval's filter "
-                        f"{sel.get('filter')!r} reduced the task's repeats; per-repeat outcomes are not in the file, "
-                        "so the plan's attempt rule saw one attempt per case."})
+                        "message": f"The {who} holds one value per case: lm-eval generated "
+                        f"{n if isinstance(n, int) else 'several'} answers per case and its filter "
+                        f"{sel.get('filter')!r}{how}; per-repeat outcomes are not in the file, so the plan's attempt "
+                        "rule saw one attempt per case and its repeats are not independent attempts evalspec could "
+                        "count."})
     return out
 
 
@@ -278,7 +284,31 @@ def apply_plan(raws: list[Any], plan: Any) -> list[Any]:
         result.append(raw)
     _check_log_candidates(result, plan)
     _check_case_overlap(result, plan)
+    _check_copied_repeats(result)
     return result
+
+
+def _check_copied_repeats(raws: list[Any]) -> None:
+    """Refuse repeats the log shows to be copies (promptfoo served them from its cache).
+
+    A cached response repeats an earlier call; counting it as another attempt would make
+    the candidate look more consistent than it is and shrink every interval built on the
+    repeats (run variation, the ``mean`` and pass rules), so it is refused, not counted.
+    """
+    problems = []
+    for raw in raws:
+        if not isinstance(raw, LogFile):
+            continue
+        n = raw.provenance.get("cached_repeats")
+        if isinstance(n, int) and n > 0:
+            problems.append(Diagnostic(
+                file=raw.display, key="data.results",
+                message=f"{n} of the repeats in this promptfoo file were served from promptfoo's cache "
+                "(response.cached): each is a copy of an earlier response, not an independent attempt",
+                hint="rerun with `promptfoo eval --no-cache --repeat N` so every repeat is a new call; or read one "
+                "attempt per case from a run without --repeat"))
+    if problems:
+        raise InputError("repeats that are copies are not independent attempts", problems)
 
 
 #: Fields that tell apart runs of one model, most telling first (what data.candidate_from should name).
@@ -343,7 +373,14 @@ def _check_shared_candidates(raws: list[Any], plan: Any) -> None:
         else:
             message = f"{who} hold the same cases and repeats and no field of the logs tells them apart"
             hint = "the same run may be read twice: remove one of the files from data.results"
-        problems.append(Diagnostic(file=files, key="data.candidate_from", message=message, hint=hint))
+            cached = [r.display for r in group if (r.provenance.get("cached_results") or 0) > 0]
+            if cached:
+                message += (f"; {', '.join(cached)} was served from promptfoo's cache (response.cached), so its "
+                            "results are copies of an earlier run, not new attempts")
+                hint = ("read one run, or rerun with `promptfoo eval --no-cache --repeat N` for repeats that are new "
+                        "calls")
+        problems.append(Diagnostic(file=files, key="data.candidate_from" if differ else "data.results",
+                                   message=message, hint=hint))
     if problems:
         raise InputError("several logs give one candidate the same attempts", problems)
 

@@ -201,6 +201,20 @@ def _read_task(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], na
         return _rows(res_path, rdisp, rdigest, doc, task, spath, sdisp, sdigest, lines, options)
 
 
+def _task_repeats(doc: dict[str, Any], task: str, filt: str, rows: Rows) -> tuple[int, list[str]]:
+    """The task's generations per document (``configs[task].repeats``, else the longest ``resps``) and the
+    functions of the selected filter (``take_first``, ``majority_vote``...)."""
+    cfg = as_dict(as_dict(doc.get("configs")).get(task))
+    reps = cfg.get("repeats")
+    seen = max((r.get("n_repeats") or 1 for r in rows.records if isinstance(r.get("n_repeats"), int)), default=1)
+    n = reps if isinstance(reps, int) and not isinstance(reps, bool) and 0 < reps < 10**6 else seen
+    functions: list[str] = []
+    for f in cfg.get("filter_list") or []:
+        if isinstance(f, dict) and f.get("name") == filt and isinstance(f.get("filter"), list):
+            functions = [str(x.get("function")) for x in f["filter"] if isinstance(x, dict)]
+    return max(int(n), 1), functions
+
+
 def _parse_ll(pair: Any) -> tuple[float, bool | None] | None:
     """``["-0.1", "True"]`` (log-likelihood, is-greedy) as numbers; None if not such a pair."""
     if isinstance(pair, list) and len(pair) == 1 and isinstance(pair[0], list):
@@ -317,10 +331,18 @@ def _rows(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], task: s
     not_numbers = [f"{what} {v!r:.40}" for what, v in (("value", rep_value), ("stderr", rep_stderr))
                    if v is not None and number_or_none(v) is None]
     rep_value, rep_stderr = number_or_none(rep_value), number_or_none(rep_stderr)
+    task_repeats, functions = _task_repeats(doc, task, filt, rows)
+    if task_repeats > 1:
+        how = ("its majority vote" if "majority_vote" in functions else
+               "taking the first generation only (take_first): the other generations are not in the outcome"
+               if "take_first" in functions else f"filter {filt!r}")
+        first = (f"lm-eval generated {task_repeats} answers per document and scored one value per document after "
+                 f"{how}: per-repeat outcomes are not in the file, so evalspec reads one attempt per case; the "
+                 "attempt rule applies to that one value.")
+    else:
+        first = "lm-eval scored each document once (the task has one repeat); evalspec reads one attempt per case."
     notes = [
-        f"lm-eval scores each document once, after its filter ({filt!r}) has reduced the task's repeats: "
-        "per-repeat outcomes are not in the file, so evalspec reads one attempt per case; the attempt rule "
-        "applies to that one value.",
+        first,
         "lm-eval's stderr treats documents as independent (no clusters); evalspec resamples the plan's clusters.",
     ]
     if options.case_field is None:
@@ -350,7 +372,8 @@ def _rows(res_path: Path, rdisp: str, rdigest: str, doc: dict[str, Any], task: s
         "samples": len(rows), "errors": 0, "missing_outcomes": missing,
         "reported": {"metric": f"{metric},{filt}", "value": rep_value, "stderr": rep_stderr,
                      "recomputed_value": recomputed},
-        "per_repeat_outcomes": False, "notes": notes, "log_model": _model_name(doc),
+        "per_repeat_outcomes": False, "task_repeats": task_repeats, "filter_functions": functions,
+        "repeats_reduced": task_repeats > 1, "notes": notes, "log_model": _model_name(doc),
         "candidate_fields": fields_shown(fields),
     }
     return make_log_file(spath, sdisp, "lm_eval", sdigest, rows, "line", provenance)

@@ -193,6 +193,7 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
     order = sorted(range(len(results)), key=lambda i: (_index(results[i]), i))
     named_seen: set[str] = set()
     field_sets: dict[str, dict[str, str]] = {}
+    cached_keys: dict[tuple[str, str], int] = {}
     for i in order:
         r = results[i]
         position = i + 1
@@ -244,6 +245,10 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
         resp = as_dict(r.get("response"))
         if "output" in resp:
             record["response"] = resp.get("output")
+        if resp.get("cached") is True:
+            record["cached"] = True
+            cached_keys.setdefault(key, 0)
+            cached_keys[key] += 1
         for name, v in named.items():
             record[f"score.{name}"] = v
         test = as_dict(r.get("testCase"))
@@ -289,6 +294,13 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
         notes.append(diff)
     if missing:
         notes.append(f"{missing} result(s) are provider errors (failureReason 2): missing outcomes, not failures.")
+    cached = sum(cached_keys.values())
+    cached_repeats = sum(n for k, n in cached_keys.items() if counter.get(k, 0) > 1)
+    if cached:
+        notes.append(f"{cached} result(s) were served from promptfoo's cache (response.cached): the response of an "
+                     "earlier call, not a new one" + (f"; {cached_repeats} of them are repeats of a case, which are "
+                                                       "therefore copies, not independent attempts." if cached_repeats
+                                                       else "."))
     meta = as_dict(doc.get("metadata"))
     provenance = {
         "tool": TOOL, "tool_version": meta.get("promptfooVersion"), "results_version": version,
@@ -301,5 +313,6 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
                      "recomputed_value": mean_or_none([recomputed]) if recomputed is not None else None,
                      "per_candidate": per_candidate},
         "per_repeat_outcomes": True, "notes": notes, "candidate_fields_by_candidate": field_sets,
+        "cached_results": cached, "cached_repeats": cached_repeats,
     }
     return make_log_file(path, display, "promptfoo", digest, rows, "result", provenance)
