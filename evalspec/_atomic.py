@@ -105,10 +105,11 @@ class OutputSet:
     """
 
     #: Every file a run may leave in its output folder, in the order they are moved in; the
-    #: statement and signature (`evalspec attest`) and the audit report are about one claim, so
-    #: a new run removes them with the old claim.
+    #: statement and signature (`evalspec attest`), the audit report and the CI recipe's summary,
+    #: JUnit report and audit text (ci/evalspec-ci.sh) are about one claim, so a new run removes
+    #: them with the old claim.
     NAMES: tuple[str, ...] = ("claim.json", "report.html", "report.pdf", "claim.intoto.json", "claim.intoto.json.sig",
-                              "audit.html", "audit.pdf")
+                              "audit.html", "audit.pdf", "summary.md", "gate.junit.xml", "audit.txt")
     #: Further outputs of a run, by name pattern (``--save-posterior`` writes ``posterior-<label>.nc``).
     PATTERNS: tuple[str, ...] = ("posterior-*.nc",)
     STAGING_PREFIX = ".evalspec-staging-"
