@@ -76,6 +76,8 @@ class ReferenceResult(ResultModel):
     t_hat: float
     low: float
     high: float
+    high_open: bool = Field(False, description="The upper end is the lowest non-zero grid value, excluded: the "
+                            "temperature is below the grid's resolution (< high), not 'at most 0'.")
     tied: list[float] = Field(description="Grid temperatures tied at the smallest KS distance.")
     ks_min: float
     ks_vs_zero: float | None = Field(description="KS distance to the reference at T = 0 (None when 0 is not in the grid).")
@@ -119,6 +121,8 @@ class BackgroundTemperatureResult(ResultModel):
     t_bg: float
     low: float
     high: float
+    high_open: bool = Field(False, description="The upper end is below the lowest non-zero grid value and excluded "
+                            "(reported as '< high').")
     confidence_level: float
     indistinguishable_from_deterministic: bool
     summary: str
@@ -263,14 +267,19 @@ def compute(ctx: Any, params: BackgroundTemperatureParams) -> Outcome:
     except ValueError as exc:
         raise AnalysisRefused(f"background_temperature: {exc}") from None
     references = [ReferenceResult(
-        name=r.name, t_hat=r.t_hat, low=r.interval[0], high=r.interval[1], tied=r.tied, ks_min=r.ks_min,
+        name=r.name, t_hat=r.t_hat, low=r.interval[0], high=r.interval[1], high_open=r.high_open, tied=r.tied,
+        ks_min=r.ks_min,
         ks_vs_zero=r.ks_vs_zero, p_vs_deterministic=r.p_vs_deterministic,
         indistinguishable_from_deterministic=r.indistinguishable,
         curve=KsCurve(temperatures=r.temperatures, ks=r.ks), histogram=Histogram(**r.hist), subsampled=r.subsampled)
         for r in est.references]
+    below = f"below the lowest non-zero grid value (< {est.t_bg_interval[1]:g})"
     if est.indistinguishable:
+        bound = below if est.t_bg_high_open else f"at most {est.t_bg_interval[1]:g}"
         t_text = (f"The system's answers at nominal T = 0 are indistinguishable from deterministic at this resolution "
-                  f"(background temperature at most {est.t_bg_interval[1]:g}).")
+                  f"(background temperature {bound}).")
+    elif est.t_bg_high_open:
+        t_text = f"Its hidden randomness at nominal T = 0 corresponds to a background temperature {below}."
     else:
         t_text = (f"Its hidden randomness at nominal T = 0 corresponds to a background temperature of {est.t_bg:g} "
                   f"({level:.0%} interval {est.t_bg_interval[0]:g} to {est.t_bg_interval[1]:g}).")
@@ -290,7 +299,8 @@ def compute(ctx: Any, params: BackgroundTemperatureParams) -> Outcome:
     if gap is not None and gap.within_spread:
         caveats.append(Caveat(code="gap_within_run_spread", severity="verdict", message=gap.sentence))
     result = BackgroundTemperatureResult(
-        t_bg=est.t_bg, low=est.t_bg_interval[0], high=est.t_bg_interval[1], confidence_level=level,
+        t_bg=est.t_bg, low=est.t_bg_interval[0], high=est.t_bg_interval[1], high_open=est.t_bg_high_open,
+        confidence_level=level,
         indistinguishable_from_deterministic=est.indistinguishable, summary=est.summary, metric=est.metric,
         units=est.units, k=est.k, prompts=est.n_prompts, resamples=est.resamples, subsamples=est.subsamples,
         references=references, heatmaps=[Heatmap(**h) for h in est.heatmaps], notes=est.notes, inputs=inputs, gap=gap)

@@ -129,7 +129,7 @@ def estimate(references: tuple[str, ...], target: str, target_temperature: float
         tied = f"; tied: {', '.join(f'{t:g}' for t in r.tied)}" if len(r.tied) > 1 else ""
         det = "" if r.p_vs_deterministic is None else (
             f"; vs deterministic: p {'< 0.001' if r.p_vs_deterministic < 0.001 else f'= {r.p_vs_deterministic:.3f}'}")
-        click.echo(f"  {r.name}: T_hat = {r.t_hat:g} (interval {r.interval[0]:g} to {r.interval[1]:g}; "
+        click.echo(f"  {r.name}: T_hat = {r.t_hat:g} (interval {r.interval[0]:g} to {'< ' if r.high_open else ''}{r.interval[1]:g}; "
                    f"KS {r.ks_min:.3f}{tied}{det})")
     for note in est.notes:
         click.echo(f"  note: {note}")

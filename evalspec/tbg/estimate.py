@@ -26,6 +26,11 @@ What this implementation adds, so that the number cannot say more than the data:
   from deterministic at this resolution* (prompts, K), reported instead of "T_bg = 0"; when
   it rejects but T = 0 is still the closest grid point, the note says the temperature lies
   below the grid's lowest non-zero value.
+* **Below the grid's resolution.** A temperature between 0 and the lowest non-zero grid value
+  is closest to T = 0, so an interval whose upper end is the grid's lowest value (0) says
+  only that the temperature is below the next one: its upper end is reported as that value,
+  open (``high_open``; "< 0.01"), never as "at most 0" (a true T = 0.003 on a grid 0, 0.01,
+  ... gave [0, 0] in a quarter of the studies).
 
 numpy only (no torch): :mod:`evalspec.stats.distance` gives the KS distance.
 """
@@ -135,10 +140,12 @@ class ReferenceEstimate:
     hist: dict[str, Any] = field(default_factory=dict)
     replicate_lo: np.ndarray | None = None
     replicate_hi: np.ndarray | None = None
+    high_open: bool = False  # the upper end is the lowest non-zero grid value, excluded ("< 0.01")
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "t_hat": self.t_hat, "interval": list(self.interval), "tied": self.tied,
+            "name": self.name, "t_hat": self.t_hat, "interval": list(self.interval), "high_open": self.high_open,
+            "tied": self.tied,
             "ks_min": self.ks_min, "temperatures": self.temperatures, "ks": self.ks,
             "indistinguishable_from_deterministic": self.indistinguishable,
             "ks_vs_zero": self.ks_vs_zero, "p_vs_deterministic": self.p_vs_deterministic,
@@ -166,10 +173,11 @@ class TbgEstimate:
     heatmaps: list[dict[str, Any]]
     notes: list[str]
     summary: str
+    t_bg_high_open: bool = False  # the upper end is below the lowest non-zero grid value(s), excluded
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "t_bg": self.t_bg, "t_bg_interval": list(self.t_bg_interval),
+            "t_bg": self.t_bg, "t_bg_interval": list(self.t_bg_interval), "t_bg_high_open": self.t_bg_high_open,
             "indistinguishable_from_deterministic": self.indistinguishable,
             "summary": self.summary, "metric": self.metric, "units": self.units, "k": self.k,
             "prompts": self.n_prompts, "resamples": self.resamples, "subsamples": self.subsamples,
@@ -261,6 +269,9 @@ def estimate_from_answers(references: Sequence[tuple[str, Mapping[float, Mapping
             tb = _tied(reps[b])
             lo[b], hi[b] = temps[tb[0]], temps[tb[-1]]
         interval = (_quantile(lo, alpha / 2, "lower"), _quantile(hi, 1 - alpha / 2, "higher"))
+        high_open = bool(interval[1] <= temps[0] and len(temps) > 1)
+        if high_open:  # below the grid's resolution: "< lowest non-zero value", never "at most 0"
+            interval = (interval[0], temps[1])
         has_zero = temps[0] == 0.0
         share_zero = float(np.mean(lo == 0.0)) if has_zero else None
         p_det = _sign_flip_p(g, f[0], seed, r_index) if has_zero else None
@@ -272,7 +283,7 @@ def estimate_from_answers(references: Sequence[tuple[str, Mapping[float, Mapping
             ks_min=float(curve.min()), interval=interval, share_including_zero=share_zero, indistinguishable=indist,
             ks_vs_zero=float(curve[0]) if has_zero else None, p_vs_deterministic=p_det, k=k,
             subsampled=("target" if g.shape[1] > 1 else "") + ("+reference" if any(x.shape[1] > 1 for x in f) else ""),
-            hist=_histogram(g, f[temps.index(t_hat)]), replicate_lo=lo, replicate_hi=hi)
+            hist=_histogram(g, f[temps.index(t_hat)]), replicate_lo=lo, replicate_hi=hi, high_open=high_open)
         estimates.append(est)
         if has_zero and not indist and t_hat == 0.0:
             notes.append(f"{name}: the target is more varied than the reference at T = 0 (sign-flip test p = "
@@ -290,6 +301,9 @@ def estimate_from_answers(references: Sequence[tuple[str, Mapping[float, Mapping
     mean_lo = np.mean([e.replicate_lo for e in estimates], axis=0)
     mean_hi = np.mean([e.replicate_hi for e in estimates], axis=0)
     t_bg_interval = (_quantile(mean_lo, alpha / 2, "lower"), _quantile(mean_hi, 1 - alpha / 2, "higher"))
+    tbg_open = bool(all(e.high_open for e in estimates) and t_bg_interval[1] <= min(e.temperatures[0] for e in estimates))
+    if tbg_open:  # every reference below its lowest non-zero grid value: T_bg below their mean
+        t_bg_interval = (t_bg_interval[0], float(np.mean([e.temperatures[1] for e in estimates])))
     indist = all(e.indistinguishable for e in estimates)
     heatmaps = []
     for a in range(len(ref_values)):
@@ -299,9 +313,17 @@ def estimate_from_answers(references: Sequence[tuple[str, Mapping[float, Mapping
             mat = [[ks_distance(x.ravel(), y.ravel()).statistic for y in fb] for x in fa]
             heatmaps.append({"rows": na, "cols": nb, "row_temperatures": ta, "col_temperatures": tb_, "ks": mat})
     pct = f"{level:.0%}"
-    if indist:
+    below = f"below the lowest non-zero grid value (< {t_bg_interval[1]:g})"
+    if indist and tbg_open:
+        summary = (f"Indistinguishable from deterministic at this resolution ({n} prompts, K = {k}, {metric}): "
+                   f"the background temperature is {below}, at the {pct} level; a finer grid would resolve it.")
+    elif indist:
         summary = (f"Indistinguishable from deterministic at this resolution ({n} prompts, K = {k}, {metric}): "
                    f"the background temperature is at most {t_bg_interval[1]:g} ({pct} interval upper end).")
+    elif tbg_open:
+        summary = (f"Background temperature T_bg {below} ({pct} interval {t_bg_interval[0]:g} to "
+                   f"< {t_bg_interval[1]:g}; {n} prompts, K = {k}, {metric}, {len(estimates)} reference "
+                   f"model{'s' if len(estimates) > 1 else ''}); a finer grid would resolve it.")
     else:
         summary = (f"Background temperature T_bg = {t_bg:g} ({pct} interval {t_bg_interval[0]:g} to "
                    f"{t_bg_interval[1]:g}; {n} prompts, K = {k}, {metric}, "
@@ -309,7 +331,7 @@ def estimate_from_answers(references: Sequence[tuple[str, Mapping[float, Mapping
     return TbgEstimate(metric=metric, units=units, k=k, n_prompts=n, resamples=resamples, subsamples=subsamples,
                        seed=seed, confidence_level=level, references=estimates, t_bg=t_bg,
                        t_bg_interval=t_bg_interval, indistinguishable=indist, heatmaps=heatmaps, notes=notes,
-                       summary=summary)
+                       summary=summary, t_bg_high_open=tbg_open)
 
 
 def estimate_tbg(reference_dirs: Sequence[str], target: str, *, target_temperature: float | None = None,
