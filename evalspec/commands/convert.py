@@ -38,9 +38,14 @@ def convert_logs(paths: list[Path], fmt: str, options: Any) -> list[Any]:
         this = fmt if fmt != "auto" else adapters.detect(p)
         if this is None:
             raise InputError(f"{p}: not a log of a known tool",
-                             [Diagnostic(file=str(p), message="cannot tell which tool wrote this (not an inspect_ai, "
-                                         "lm-evaluation-harness or promptfoo log)",
-                                         hint="pass --format inspect|lm_eval|promptfoo")])
+                             [Diagnostic(file=str(p), message="cannot tell which tool wrote this: it is not a log of a "
+                                         f"tool evalspec reads ({adapters.SUPPORTED})",
+                                         hint="for another tool's results, write them as a table (JSONL or CSV) with "
+                                         "one row per attempt and the columns candidate, case_id, repeat, outcome "
+                                         "(optional: model_version, timestamp, error, answer, target, latency_s, "
+                                         "input_tokens, output_tokens, cost, and any case field such as a cluster) "
+                                         "and set data.format: jsonl or csv; for one of these tools' logs, pass "
+                                         "--format with its name")])
         formats.add(this)
         if p.is_dir():
             found = adapters.expand(p, this)
@@ -103,7 +108,8 @@ def tidy_text(raws: list[Any], to: str) -> str:
               help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the table to this file (atomically) instead of stdout.")
-@click.option("--format", "fmt", type=click.Choice(["auto", "inspect", "lm_eval", "promptfoo"]), default="auto",
+@click.option("--format", "fmt", type=click.Choice(["auto", "inspect", "lm_eval", "promptfoo", "openai_evals"]),
+              default="auto",
               show_default=True, help="Which tool wrote the logs.")
 @click.option("--task", help="Task to read (logs holding several).")
 @click.option("--scorer", help="inspect_ai scorer whose value is the outcome.")

@@ -121,16 +121,16 @@ def _attempts_rules(a: Any) -> Iterator[_rules.Issue]:
 
 def _data_rules(d: Any) -> Iterator[_rules.Issue]:
     if d.format in ("auto", "jsonl", "csv", "parquet"):
+        logs = "tool logs (format inspect, lm_eval, promptfoo or openai_evals)"
         if d.select is not None:
-            yield _rules.Issue(("select",), f"select applies to tool logs (format inspect, lm_eval or promptfoo), not "
-                               f"to format {d.format!r}", "remove it, or set data.format to the tool that wrote the logs")
+            yield _rules.Issue(("select",), f"select applies to {logs}, not to format {d.format!r}",
+                               "remove it, or set data.format to the tool that wrote the logs")
         if d.candidate_from:
-            yield _rules.Issue(("candidate_from",), f"candidate_from applies to tool logs (format inspect, lm_eval or "
-                               f"promptfoo), not to format {d.format!r}", "remove it, or name the candidate column "
-                               "in data.columns.candidate")
+            yield _rules.Issue(("candidate_from",), f"candidate_from applies to {logs}, not to format {d.format!r}",
+                               "remove it, or name the candidate column in data.columns.candidate")
         if d.allow_partial:
-            yield _rules.Issue(("allow_partial",), f"allow_partial applies to tool logs (format inspect, lm_eval or "
-                               f"promptfoo), not to format {d.format!r}", "remove it")
+            yield _rules.Issue(("allow_partial",), f"allow_partial applies to {logs}, not to format {d.format!r}",
+                               "remove it")
 
 
 def _decision_rules(d: Any) -> Iterator[_rules.Issue]:
@@ -212,9 +212,9 @@ class Data(_Strict):
         "evaluation tool's logs; a folder of tables may be Hive-partitioned (model=A/part-0.parquet), and an "
         "object-store URI (s3://bucket/prefix/, gs://..., a glob) is read where it is."
     )
-    format: Literal["auto", "jsonl", "csv", "parquet", "inspect", "lm_eval", "promptfoo"] = Field(
-        "auto", description="File format; 'auto' decides by extension; inspect, lm_eval and promptfoo read those "
-        "tools' logs unchanged.",
+    format: Literal["auto", "jsonl", "csv", "parquet", "inspect", "lm_eval", "promptfoo", "openai_evals"] = Field(
+        "auto", description="File format; 'auto' decides by extension; inspect, lm_eval, promptfoo and openai_evals "
+        "read those tools' logs unchanged (inspect_ai, lm-evaluation-harness, promptfoo, openai/evals).",
     )
     columns: Columns = Field(default_factory=Columns, description="Column of each role.")
     outcome: Outcome = Field(default_factory=Outcome, description="How to read outcomes.")

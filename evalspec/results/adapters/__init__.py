@@ -31,7 +31,7 @@ from evalspec.errors import Diagnostic, InputError
 from evalspec.results.adapters.base import LogFile, Options
 from evalspec.results.table import FileInfo
 
-__all__ = ["ADAPTERS", "LOG_FORMATS", "LogFile", "LogFileInfo", "Options", "read_logs", "expand", "apply_plan",
+__all__ = ["ADAPTERS", "LOG_FORMATS", "SUPPORTED", "LogFile", "LogFileInfo", "Options", "read_logs", "expand", "apply_plan",
            "sniff_tool", "detect", "provenance_of", "claim_limits", "attach_provenance"]
 
 #: format name (as in ``data.format``) -> adapter module.
@@ -39,10 +39,15 @@ ADAPTERS: dict[str, str] = {
     "inspect": "evalspec.results.adapters.inspect_ai",
     "lm_eval": "evalspec.results.adapters.lm_eval",
     "promptfoo": "evalspec.results.adapters.promptfoo",
+    "openai_evals": "evalspec.results.adapters.openai_evals",
 }
 LOG_FORMATS = frozenset(ADAPTERS)
 
-_TOOL_NAMES = {"inspect": "inspect_ai", "lm_eval": "lm-evaluation-harness", "promptfoo": "promptfoo"}
+_TOOL_NAMES = {"inspect": "inspect_ai", "lm_eval": "lm-evaluation-harness", "promptfoo": "promptfoo",
+               "openai_evals": "openai/evals"}
+#: The tools whose logs are read, as a sentence (for messages about files no tool wrote).
+SUPPORTED = ("inspect_ai (format: inspect), lm-evaluation-harness (lm_eval), promptfoo (promptfoo), "
+             "openai/evals (openai_evals)")
 
 
 def _module(fmt: str) -> Any:
@@ -60,7 +65,7 @@ def sniff_tool(doc: Any) -> str | None:
 def detect(path: Path) -> str | None:
     """The log format of ``path`` (a file or a directory), or None when it is not a known log."""
     if path.is_dir():
-        for fmt in ("inspect", "lm_eval", "promptfoo"):
+        for fmt in ("inspect", "lm_eval", "promptfoo", "openai_evals"):
             if expand(path, fmt):
                 return fmt
         return None
@@ -74,9 +79,11 @@ def detect(path: Path) -> str | None:
     if suffix == ".jsonl":
         try:
             with path.open("rb") as fh:
-                first = json.loads(fh.readline() or b"null")
+                first = json.loads(fh.readline(1 << 20) or b"null")
         except (OSError, ValueError, RecursionError):
             return None
+        if _module("openai_evals").sniff_line(first):
+            return "openai_evals"
         return "promptfoo" if isinstance(first, dict) and "testIdx" in first and "provider" in first else None
     if suffix == ".json":
         try:
@@ -97,6 +104,8 @@ def expand(path: Path, fmt: str) -> list[Path]:
         return sorted(p for p in path.rglob("*.json") if p.is_file() and _sniffs(p, "lm_eval"))
     if fmt == "promptfoo":
         return sorted(p for p in path.rglob("*.json") if p.is_file() and _sniffs(p, "promptfoo"))
+    if fmt == "openai_evals":
+        return sorted(p for p in path.rglob("*.jsonl") if p.is_file() and detect(p) == "openai_evals")
     return []
 
 
