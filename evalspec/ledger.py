@@ -50,6 +50,8 @@ __all__ = [
     "seal_run",
     "verify",
     "verify_claim_hash",
+    "look_number",
+    "with_look_caveat",
 ]
 
 LEDGER_FORMAT = "evalspec-ledger/1"
@@ -196,6 +198,7 @@ def seal_run(claim: dict[str, Any], plan_path: str | Path) -> tuple[dict[str, An
 
     path = ledger_path(plan_path)
     previous = read_ledger(path)
+    claim = with_look_caveat(claim, Path(plan_path).name, previous)
     if "process" in claim:  # a run's claim: its process checks on the ledger as read under the lock
         claim = attach_process(claim, plan_path, previous)
     entry = new_entry(claim, Path(plan_path).name, previous)
@@ -218,6 +221,47 @@ def seal_run(claim: dict[str, Any], plan_path: str | Path) -> tuple[dict[str, An
     entry["claim_sha256"] = sealed["integrity"]["sha256"]
     entry["entry_sha256"] = _entry_self_hash(entry)
     return sealed, entry
+
+
+def look_number(claim: dict[str, Any], plan_file: str, previous: list[LedgerEntry]) -> int:
+    """Which look at the data this claim is: distinct data states of this plan's looks, this one included.
+
+    The same count as the process check "Looks within the planned number" (:mod:`evalspec.process`),
+    so the verdict's caveat and the audit agree: running the same data again is not a new look;
+    new data is.
+    """
+    plan = claim.get("plan") or {}
+
+    def state(data: Any) -> str:
+        return repr([(d.get("path"), d.get("sha256")) for d in data or [] if isinstance(d, dict)])
+
+    seen: list[str] = []
+    for e in previous:
+        if e.get("plan_file") == plan_file and e.get("plan_id") == plan.get("id"):
+            key = state(e.get("data"))
+            if key not in seen:
+                seen.append(key)
+    mine = state([{"path": f.get("path"), "sha256": f.get("sha256")}
+                  for f in (claim.get("data") or {}).get("files") or [] if isinstance(f, dict)])
+    return seen.index(mine) + 1 if mine in seen else len(seen) + 1
+
+
+def with_look_caveat(claim: dict[str, Any], plan_file: str, previous: list[LedgerEntry]) -> dict[str, Any]:
+    """``claim`` with a verdict caveat when this look goes beyond the plan's number of looks."""
+    from evalspec.decision import looks_caveat
+
+    registered = (claim.get("plan") or {}).get("registered") or {}
+    stop = registered.get("stopping") or {}
+    level = float((registered.get("decision") or {}).get("confidence_level", 0.95))
+    sequential = (claim.get("decision") or {}).get("sequential") is not None
+    caveat = looks_caveat(look_number(claim, plan_file, previous), int(stop.get("looks", 1) or 1),
+                          str(stop.get("rule", "fixed")), level, sequential)
+    decision = claim.get("decision")
+    if caveat is None or not isinstance(decision, dict):
+        return claim
+    out = dict(claim)
+    out["decision"] = {**decision, "caveats": [*(decision.get("caveats") or []), caveat.model_dump(mode="json")]}
+    return out
 
 
 def _claim_ledger_ref(seq: Any, prev: Any) -> dict[str, Any]:

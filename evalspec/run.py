@@ -321,6 +321,48 @@ def check_data(handle: _PlanHandle) -> tuple[Any, _Needs, dict[str, Any]]:
     return checked, needs, kinds
 
 
+def _evidence(handle: _PlanHandle, ctx: Any, kinds: dict[str, Any], records: list[_Record], tidy: Any) -> Any:
+    """The case outcomes the decision's estimand guard reads, with the missing-outcome sensitivity.
+
+    Under ``missing.policy: exclude`` a candidate's missing outcomes are left out; the guard
+    also needs them counted as failures (a candidate must not gain by not answering). Each
+    analysis that offers a primary interval is then run again on those outcomes, for the
+    candidate it compares only (the baseline keeps the plan's policy), and the decision reads
+    the verdict that interval would give.
+    """
+    from dataclasses import replace
+
+    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.attempts import CaseOutcomes, attempt_columns, reduce_attempts
+    from evalspec.decision import CaseEvidence
+
+    plan = handle.plan
+    if plan.missing.policy != "exclude" or not np.isnan(tidy.passed).any():
+        return CaseEvidence.from_context(ctx)
+    failed = reduce_attempts(tidy.cand, tidy.case, tidy.repeat, tidy.passed, n_candidates=len(ctx.candidates),
+                             n_cases=len(tidy.case_ids), rule=plan.attempts.rule, k=plan.attempts.k,
+                             missing_policy="count_as_fail", **attempt_columns(plan, tidy.raw))
+    sensitivity: dict[int, Any] = {}
+    for r in records:
+        p = r.offers.primary
+        if p is None:
+            continue
+        values = np.array(ctx.outcomes.values, copy=True)
+        j = ctx.candidates.index(p.candidate)
+        values[j] = np.where(np.isnan(failed.values[j]), values[j], failed.values[j])
+        if np.array_equal(values, ctx.outcomes.values, equal_nan=True):
+            continue
+        attempts = np.array(ctx.outcomes.attempts, copy=True)
+        attempts[j] = np.where(np.isnan(failed.values[j]), attempts[j], failed.attempts[j])
+        alt = replace(ctx, outcomes=CaseOutcomes(values=values, attempts=attempts, rule=ctx.outcomes.rule,
+                                                 k=ctx.outcomes.k))
+        try:
+            sensitivity[r.index] = kinds[r.kind].compute(alt, r.params).offers.primary
+        except AnalysisRefused:  # reported as not recomputed (the estimate is still compared)
+            sensitivity[r.index] = None
+    return CaseEvidence.from_context(ctx, values_missing_as_fail=failed.values, sensitivity=sensitivity)
+
+
 def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict[str, Any]:
     """Run the plan at ``plan_path`` and return the claim record (nothing is written).
 
@@ -360,7 +402,8 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     records = _analyse(handle, ctx, kinds)
 
     coverage, units, unit_name = _coverage(plan, checked, outcomes, case_cluster, _primary(records))
-    decision = decide(plan, records, units=units, unit_name=unit_name, missing=checked.missing)
+    evidence = _evidence(handle, ctx, kinds, records, tidy)
+    decision = decide(plan, records, units=units, unit_name=unit_name, missing=checked.missing, evidence=evidence)
 
     digest = plan_hash(handle)
     lock, changed = lock_status(handle)

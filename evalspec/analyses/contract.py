@@ -98,7 +98,7 @@ class PrimaryInterval(_Frozen):
     verdicts cannot disagree with each other. ``informative`` is False when the interval
     cannot mean anything (zero width, every cluster's net contribution zero, too few
     discordant pairs or clusters with disagreements, ...); ``why_uninformative`` says why and
-    the decision then reaches ``inconclusive``.
+    the decision then reaches ``inconclusive``. ``estimand`` states what the interval bounds.
     """
 
     candidate: str
@@ -116,6 +116,11 @@ class PrimaryInterval(_Frozen):
     candidate_only: int | None = Field(None, description="Cases only the candidate passed (None when outcomes are "
                                        "fractions, under the 'mean' attempt rule).")
     baseline_only: int | None = Field(None, description="Cases only the baseline passed (None under 'mean').")
+    estimand: str = Field("case_weighted_difference", description=(
+        "The quantity [low, high] bounds: 'case_weighted_difference' (the pass-rate difference, each paired case "
+        "counting once: what the plan's thresholds are about), 'cluster_weighted_difference' (each cluster counting "
+        "once), or another a kind names. The decision checks the interval against the case-weighted estimate "
+        "whatever it says (docs/decision.md, 'The estimand guard')."))
 
 
 class CriticalStatus(_Frozen):

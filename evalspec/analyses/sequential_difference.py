@@ -223,6 +223,7 @@ def compute(ctx: Any, params: SequentialDifferenceParams) -> Outcome:
         column = getattr(getattr(plan, "units", None), "cluster", None)
         unit = f"clusters ({column})" if column else "clusters"
         method = f"{METHOD}, on per-cluster mean differences"
+        estimand = "cluster_weighted_difference" if len(set(counts.values())) > 1 else "case_weighted_difference"
         if len(set(counts.values())) > 1:
             caveats.append(Caveat(code="cluster_weighted_estimand", severity="note", message=(
                 "Each cluster counts equally: the sequence bounds the average over clusters of their mean "
@@ -232,6 +233,7 @@ def compute(ctx: Any, params: SequentialDifferenceParams) -> Outcome:
         values = diff[idx].astype(float)
         unit = "cases"
         method = METHOD
+        estimand = "case_weighted_difference"
     n = int(values.size)
     if rule != "sequential":
         caveats.append(Caveat(code="fixed_design", severity="note", message=(
@@ -280,7 +282,7 @@ def compute(ctx: Any, params: SequentialDifferenceParams) -> Outcome:
             candidate=first, baseline=second, estimate=e, low=lo, high=hi, method=method, confidence_level=level,
             one_sided_alpha=(1 - level) / 2, informative=informative,
             why_uninformative=None if informative else "too few units for the confidence sequence to exclude anything",
-            units=n, unit_name=unit)
+            units=n, unit_name=unit, estimand=estimand)
     offers = Offers(primary=primary, sequential=SequentialStatus(
         action=action, look=current_look, planned_looks=planned_looks, message=message))
     return Outcome(result=result, caveats=caveats, seeds=[], offers=offers)

@@ -86,6 +86,17 @@ def _layout(root: Path, plan_name: str, rels: list[str]) -> Path:
     return folder / plan_name
 
 
+def _without_look_caveats(claim: dict[str, Any]) -> dict[str, Any]:
+    """The claim without the caveats ``run`` adds from the ledger of looks (a re-run in memory has no ledger)."""
+    from evalspec.decision import LEDGER_CAVEATS
+
+    decision = claim.get("decision")
+    if isinstance(decision, dict) and isinstance(decision.get("caveats"), list):
+        kept = [c for c in decision["caveats"] if not (isinstance(c, dict) and c.get("code") in LEDGER_CAVEATS)]
+        claim = {**claim, "decision": {**decision, "caveats": kept}}
+    return claim
+
+
 def reproduce(inputs: AuditInputs) -> CheckResult:
     from evalspec.claim import dumps
     from evalspec.errors import EvalspecError
@@ -126,7 +137,7 @@ def reproduce(inputs: AuditInputs) -> CheckResult:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     rerun = _comparable(json.loads(dumps(again)))
-    stored = _comparable(json.loads(dumps(claim)))
+    stored = _comparable(_without_look_caveats(json.loads(dumps(claim))))
     diffs: list[str] = []
     for key in sorted(set(stored) | set(rerun)):
         compare(stored.get(key), rerun.get(key), key, diffs)

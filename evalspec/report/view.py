@@ -100,6 +100,8 @@ def build_view(claim: dict[str, Any], medium: str = "screen", *, body_cap: int =
     decision = _mapping(claim.get("decision"))
     code = str(decision.get("verdict") or "")
     label, tone = VERDICTS.get(code, (code.replace("_", " ").capitalize() or "No verdict recorded", "neutral"))
+    if code in VERDICTS and isinstance(decision.get("label"), str) and decision["label"]:
+        label = decision["label"]  # the decision's own label may say more ("Gain shown to be below the minimum ...")
     analyses = [a for a in _items(claim.get("analyses")) if isinstance(a, dict)]
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for a in analyses:

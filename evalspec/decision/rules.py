@@ -1,0 +1,301 @@
+"""Applying the rules: the decider that walks the verdict table in order and gathers the reasons.
+
+The order (``docs/decision.md`` states it in words): too few units, the critical-failure
+limit, no comparison, an uninformative interval, the verdict table by goal
+(:mod:`evalspec.decision.table`), and the estimand guard (:mod:`evalspec.decision.guard`),
+which can make a table verdict ``inconclusive`` when the interval does not bound what the
+thresholds are about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from evalspec.analyses.contract import Caveat, CriticalStatus, Finding, PrimaryInterval, SequentialStatus
+from evalspec.decision.guard import CaseEvidence, check_estimand
+from evalspec.decision.record import CriticalThreshold, DecisionRecord, EstimandCheck, Thresholds
+from evalspec.decision.table import CELL_VERDICT, cell_of
+from evalspec.decision.verdicts import VERDICTS
+from evalspec.decision.wording import cell_words, escalation, lvl, pct, signed
+from evalspec.method_words import method_words
+
+__all__ = ["Decider", "zero_failure_n"]
+
+
+def zero_failure_n(max_rate: float, level: float) -> int:
+    """Failure-free cases needed for the exact one-sided bound to fall strictly below ``max_rate``.
+
+    With 0 failures in n the Clopper–Pearson upper bound is ``1 − (1 − level)^(1/n)``; it is
+    below ``r`` when ``n > log(1 − level) / log(1 − r)``.
+    """
+    import math
+
+    if max_rate <= 0:
+        return 0
+    if max_rate >= 1:
+        return 1
+    return int(math.floor(math.log(1 - level) / math.log(1 - max_rate))) + 1
+
+
+def _dedupe(caveats: Iterable[Caveat]) -> list[Caveat]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for c in caveats:
+        key = (c.code, c.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+class Decider:
+    """One application of the rules (a class only to share the accumulating reasons)."""
+
+    def __init__(self, plan: Any, records: list[Any], units: int, unit_name: str,
+                 missing: dict[str, Any] | None, evidence: CaseEvidence | None = None,
+                 extra_caveats: Sequence[Caveat] = ()) -> None:
+        self.plan = plan
+        self.evidence = evidence
+        self.estimand: EstimandCheck | None = None
+        self.label: str | None = None
+        dec = plan.decision
+        self.dec = dec
+        self.records = records
+        self.units = units
+        self.unit_name = unit_name
+        self.missing = missing
+        #: set when a verdict in CLOSE is in fact a clear result (e.g. the whole interval beyond the margin)
+        self.not_close = False
+        self.level = float(dec.confidence_level)
+        self.alpha = (1 - self.level) / 2
+        cf = dec.critical_failures
+        self.cf = cf
+        self.thresholds = Thresholds(
+            minimum_improvement=float(dec.minimum_improvement),
+            margin=None if dec.margin is None else float(dec.margin),
+            confidence_level=self.level, one_sided_level=1 - self.alpha,
+            critical_failures=None if cf is None else CriticalThreshold(max_rate=float(cf.max_rate),
+                                                                        confidence_level=float(cf.confidence_level)),
+            minimum_units=int(dec.minimum_units),
+        )
+        self.reasons: list[str] = []
+        self.change: list[str] = []
+        self.caveats: list[Caveat] = [c for r in records for c in (r.caveats or ()) if c.severity == "verdict"]
+        self.caveats += list(extra_caveats)
+        self.critical: list[CriticalStatus] = [s for r in records for s in r.offers.critical]
+        self.findings: list[Finding] = [f for r in records for f in r.offers.findings]
+        self.primary, self.primary_analysis, self.sequential = self._primary()
+        self.headline_suffix = ""
+
+    # -- gathering -------------------------------------------------------------------------
+    def _primary(self) -> tuple[PrimaryInterval | None, int | None, SequentialStatus | None]:
+        offered = [(r, r.offers.primary) for r in self.records if r.offers.primary is not None]
+        if not offered:
+            seq = next((r.offers.sequential for r in self.records if r.offers.sequential is not None), None)
+            return None, None, seq
+        # a sequential analysis's anytime-valid interval replaces the fixed-sample one
+        seq_offered = [(r, p) for r, p in offered if r.offers.sequential is not None]
+        rec, prim = (seq_offered or offered)[0]
+        if len(offered) > 1 and not seq_offered:
+            others = ", ".join(f"analyses[{r.index}]" for r, _ in offered[1:])
+            self.caveats.append(Caveat(code="several_primaries", severity="verdict",
+                                       message=f"More than one analysis offered a primary interval; the verdict "
+                                       f"reads analyses[{rec.index}] and ignores {others}."))
+        return prim, int(rec.index), rec.offers.sequential
+
+    def _decision_caveats(self) -> None:
+        stop = getattr(self.plan, "stopping", None)
+        if stop is not None and int(getattr(stop, "looks", 1)) > 1 and self.sequential is None:
+            self.caveats.append(Caveat(
+                code="unadjusted_looks", severity="verdict",
+                message=f"The plan allows {stop.looks} looks at the data but no sequential method adjusts the "
+                "interval for them: the stated error rate holds for one look only, and stopping at a look that "
+                "happens to look good makes a false verdict more likely."))
+        p = self.primary
+        if p is not None and abs(p.confidence_level - self.level) > 1e-9:
+            self.caveats.append(Caveat(
+                code="primary_level_differs", severity="verdict",
+                message=f"The primary interval is at {lvl(p.confidence_level)} but the decision was preregistered "
+                f"at {lvl(self.level)}; the verdict's error rate is not the one stated in the plan."))
+        for f in self.findings:
+            if f.material_loss:
+                self.caveats.append(Caveat(code="confirmatory_loss", severity="verdict", message=f.message))
+        if self.cf is not None:
+            for s in self.critical:
+                if not s.adopting and s.within_limit is False:
+                    self.caveats.append(Caveat(
+                        code="critical_other_candidate", severity="verdict",
+                        message=f"{s.candidate} (not the candidate to adopt): {s.failures} of {s.critical_cases} "
+                        f"critical cases failed; its {lvl(s.confidence_level)} upper bound {pct(s.upper_bound)} is "
+                        f"not below the limit of {pct(self.cf.max_rate)}. The current system may already break "
+                        "the limit."))
+
+    # -- output ----------------------------------------------------------------------------
+    def finish(self, verdict: str, headline: str) -> DecisionRecord:
+        caveats = _dedupe(self.caveats)
+        notes = [c for r in self.records for c in (r.caveats or ()) if c.severity == "note"]
+        return DecisionRecord(
+            verdict=verdict, label=self.label or VERDICTS[verdict][0], headline=headline + self.headline_suffix,
+            reasons=self.reasons or [headline], what_would_change=self.change,
+            escalation=[] if self.not_close else
+            escalation(verdict, self.primary, [*caveats, *notes], self.missing, getattr(self.plan, "stopping", None)),
+            goal=self.dec.goal,
+            thresholds=self.thresholds, primary=self.primary, primary_analysis=self.primary_analysis,
+            caveats=caveats, critical=self.critical, findings=self.findings, sequential=self.sequential,
+            estimand=self.estimand, units=self.units, unit_name=self.unit_name)
+
+    # -- the rules -------------------------------------------------------------------------
+    def run(self) -> DecisionRecord:
+        self._decision_caveats()
+        p = self.primary
+        if p is not None and not p.informative:
+            self.reasons.append(f"{p.candidate} minus {p.baseline}: {signed(p.estimate)} points, with no usable "
+                                "interval.")
+        elif p is not None:
+            self.reasons.append(
+                f"{p.candidate} minus {p.baseline}: {signed(p.estimate)} points, {lvl(p.confidence_level)} "
+                f"interval {signed(p.low)} to {signed(p.high)} points ({method_words(p.method)}); each bound is a one-sided "
+                f"{lvl(1 - p.one_sided_alpha)} bound.")
+        losses = [f for f in self.findings if f.material_loss]
+        for f in losses:
+            self.reasons.append(f"Confirmatory finding: {f.message}")
+        if losses:
+            self.headline_suffix = (" But " + ", ".join(f.name for f in losses)
+                                    + (" shows" if len(losses) == 1 else " show") + " a material loss.")
+        if self.sequential is not None:
+            s = self.sequential
+            self.reasons.append(f"Sequential design, look {s.look} of {s.planned_looks}: {s.message}")
+
+        # 1. too few independent units
+        need = int(self.dec.minimum_units)
+        if self.units < need:
+            self.reasons.insert(0, f"Only {self.units} independent {self.unit_name}; the plan requires at least "
+                                f"{need} before any verdict.")
+            self.change.append(f"Collect at least {need - self.units} more independent {self.unit_name} "
+                               "(more repeats of the same units do not count).")
+            return self.finish("too_few_units", f"Too few independent {self.unit_name} ({self.units} < {need}) "
+                               "to reach a verdict.")
+
+        # 2. critical-failure limit, on the candidate to adopt
+        blocked = self._critical()
+        if blocked:
+            return self.finish("blocked", f"Blocked: the critical-failure limit of {pct(self.cf.max_rate)} is "
+                               f"exceeded or cannot be ruled out for {', '.join(blocked)}, whatever the average says.")
+
+        # 3. no comparison
+        if p is None:
+            self.reasons.append("The plan has no paired comparison, so there is no difference to decide on; the "
+                                "results describe each candidate separately.")
+            return self.finish("no_comparison", "No comparison was planned; the report describes each candidate's "
+                               "results.")
+
+        # 4. an interval that cannot mean anything decides nothing
+        if not p.informative:
+            why = p.why_uninformative or "the interval carries no information about the difference"
+            self.reasons.append(f"The interval cannot decide: {why}")
+            self.change.append("More independent units with disagreeing outcomes (new cases, and new clusters where "
+                               "cases share one) would give an interval that can decide.")
+            guard = check_estimand(p, self.primary_analysis, self.evidence, "inconclusive", self.dec.goal,
+                                   self.thresholds.minimum_improvement, self.thresholds.margin)
+            self.estimand = guard.check  # recorded; the verdict is inconclusive already
+            self.caveats += [c for c in guard.caveats if c.code == "missing_sensitivity"]
+            if not any(c.code == "uninformative_interval" for c in self.caveats):
+                self.caveats.append(Caveat(code="uninformative_interval", severity="verdict",
+                                           message=f"The primary interval is uninformative: {why}"))
+            return self.finish("inconclusive", f"Inconclusive: the evidence cannot separate {p.candidate} from "
+                               f"{p.baseline} ({why.rstrip('.')}).")
+
+        # 5. by goal, read from the verdict table; 6. the estimand guard may overrule it
+        d, m = self.thresholds.minimum_improvement, self.thresholds.margin
+        cell = cell_of(self.dec.goal, p.low, p.high, d, m)
+        verdict = CELL_VERDICT[cell]
+        words = cell_words(cell, p, d, m)
+        guard = check_estimand(p, self.primary_analysis, self.evidence, verdict, self.dec.goal, d, m)
+        self.estimand = guard.check
+        self.caveats += guard.caveats
+        self.reasons += words.reasons
+        self.change += words.change
+        if guard.overrule:
+            return self._overruled(p, verdict, guard.overrule)
+        self.not_close = words.not_close
+        self.label = words.label
+        return self.finish(verdict, words.headline)
+
+    def _overruled(self, p: PrimaryInterval, verdict: str, why: list[str]) -> DecisionRecord:
+        """The table's verdict does not stand on this interval: inconclusive, saying what the table would say."""
+        self.reasons += why
+        check = self.estimand
+        if check is not None and not (check.interval_contains and check.sign_agrees):
+            self.change.append("An interval that bounds the pass-rate difference with each case counting once (a "
+                               "fixed-sample paired comparison, or a sequence on a preregistered random order) could "
+                               "decide.")
+            return self.finish("inconclusive", f"Inconclusive: the table would say '{verdict}', but the interval "
+                               f"does not bound the quantity the verdict is about (interval estimate "
+                               f"{signed(p.estimate)} points, pass-rate difference {signed(check.case_weighted_estimate)}"
+                               " points).")
+        self.change.append(f"Outcomes for the cases where {p.candidate} gave none (rerun them, or show why they are "
+                           "missing) would decide between the two verdicts.")
+        return self.finish("inconclusive", f"Inconclusive: the table would say '{verdict}' with {p.candidate}'s "
+                           "missing outcomes left out, but not with them counted as failures.")
+
+    def _critical(self) -> list[str]:
+        cf = self.cf
+        if cf is None:
+            return []
+        p = self.primary
+        by_name = {}
+        for s in self.critical:
+            by_name.setdefault(s.candidate, s)
+        if p is not None:
+            who = [p.candidate]
+        else:
+            who = [s.candidate for s in self.critical if s.adopting] or list(by_name)
+        if not who and p is None:
+            who = []
+        blocked: list[str] = []
+        if p is None and not by_name:
+            self.reasons.insert(0, "The plan sets a critical-failure limit but no analysis checked critical cases, so "
+                                f"a critical-failure rate above {pct(cf.max_rate)} cannot be ruled out.")
+            self.change.append("Add a critical_failures analysis.")
+            return ["every candidate"]
+        for name in who:
+            s = by_name.get(name)
+            if s is None:
+                blocked.append(name)
+                self.reasons.insert(0, f"{name}: no analysis checked its critical cases, so a critical-failure rate "
+                                    f"above the limit of {pct(cf.max_rate)} cannot be ruled out.")
+                self.change.append(f"Include {name} in the critical_failures analysis.")
+                continue
+            need = zero_failure_n(cf.max_rate, s.confidence_level)
+            if s.critical_cases == 0:
+                blocked.append(name)
+                self.reasons.insert(0, f"{name}: no critical case was run, so a critical-failure rate above the limit "
+                                    f"of {pct(cf.max_rate)} cannot be ruled out.")
+                self.change.append(f"Run {name} on critical cases: with no failures, {need} critical cases are "
+                                   f"needed for the {lvl(s.confidence_level)} upper bound to fall below "
+                                   f"{pct(cf.max_rate)}.")
+            elif s.upper_bound is None or not s.upper_bound < cf.max_rate:
+                blocked.append(name)
+                rate = s.failures / s.critical_cases
+                self.reasons.insert(0, f"{name}: {s.failures} of {s.critical_cases} critical cases failed at least "
+                                    f"one attempt; the {lvl(s.confidence_level)} one-sided upper bound "
+                                    f"{pct(s.upper_bound)} ({s.method}) is not below the limit of "
+                                    f"{pct(cf.max_rate)}"
+                                    + (" — the observed rate already exceeds it." if rate >= cf.max_rate else
+                                       ", so exceeding the limit cannot be ruled out."))
+                if s.reachable is False:
+                    self.reasons.insert(1, f"These {s.critical_cases} critical cases can never bring the bound below "
+                                        f"{pct(cf.max_rate)}, even with no failure: {need} independent failure-free "
+                                        "cases are needed.")
+                if s.failures == 0:
+                    self.change.append(f"With no failures, {need} critical cases are needed to bring the bound "
+                                       f"below {pct(cf.max_rate)}.")
+                else:
+                    self.change.append(f"Fix the critical failures of {name}, then show on fresh critical cases that "
+                                       f"the upper bound falls below {pct(cf.max_rate)}.")
+            else:
+                self.reasons.append(f"{name}: {s.failures} of {s.critical_cases} critical cases failed; the "
+                                    f"{lvl(s.confidence_level)} upper bound {pct(s.upper_bound)} is below the limit "
+                                    f"of {pct(cf.max_rate)}.")
+        return blocked
