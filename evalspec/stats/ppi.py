@@ -22,7 +22,8 @@ per-case contributions, linear in ``lambda``:
 ``a_i = w_h (y_i - ybar_Lh) / n_h`` and ``b_i = -w_h (f_i - fbar_Lh) / n_h``, and for an
 unlabelled case ``a_i = 0``, ``b_i = w_h (f_i - fbar_Uh) / N_Uh``. Summed within cluster
 ``g`` (``A_g``, ``B_g``), the cluster-robust variance is
-``V(lambda) = c * sum_g (A_g + lambda B_g)^2`` (``c = G / (G - 1)`` for CR1, 1 for CR0), so
+``V(lambda) = c * sum_g (A_g + lambda B_g)^2`` (``c = G_L / (G_L - 1)`` for CR1, with ``G_L`` the clusters
+holding a labelled case; 1 for CR0), so
 the tuned ``lambda = -sum A_g B_g / sum B_g^2``. Every case its own cluster and CR0 gives
 exactly ``ppi_py``'s variance ``lambda^2 var(f_U) / N + var(y - lambda f)_L / n``.
 
@@ -147,7 +148,9 @@ def ppi_mean_interval(y: Any, f: Any, labelled: Any, *, clusters: Any = None, st
     A, B = A[present], B[present]
     g = int(A.size)
     g_lab = int(np.unique(cl[lab]).size)
-    factor = g / (g - 1) if correction == "CR1" and g > 1 else 1.0
+    # CR1's G / (G - 1) counted on the labelled clusters: the human-label term, which dominates, is estimated
+    # from them alone (every case its own cluster: n / (n - 1), the unbiased variance of the labelled term)
+    factor = g_lab / (g_lab - 1) if correction == "CR1" and g_lab > 1 else 1.0
     if lam is None:
         sbb = float(B @ B)
         lam_v = 0.0 if not any_u or sbb <= 0 else min(1.0, max(0.0, -float(A @ B) / sbb))
