@@ -137,7 +137,15 @@ def compute(ctx: Any, params: RankingParams) -> Outcome:
         cases=r.cases, left_out=left_out, units=r.units, unit_name=unit_name,
         method=f"max-t cluster bootstrap-t over all {len(pairs)} pairs (Mogstad, Romano, Shaikh and Wilhelm), "
         f"{r.resamples} resamples of {r.units} {unit_name}")
-    return Outcome(result=result, caveats=_caveats(result, len(names)),
+    caveats = _caveats(result, len(names))
+    plan = ctx.plan
+    grader = getattr(getattr(plan, "data", None), "grader", None)
+    judged = grader == "model" or any(getattr(a, "human_label", None) for a in getattr(plan, "analyses", None) or [])
+    if judged:
+        caveats.append(Caveat(code="ranks_of_judge_labels", severity="note", message=(
+            "The ranks are of the outcome column, the model grader's labels: a grader that favours some candidates "
+            "moves them up. The judge-corrected analysis gives each candidate's pass rate as people would grade it.")))
+    return Outcome(result=result, caveats=caveats,
                    seeds=[SeedUse(purpose="ranking bootstrap resamples", seed=params.seed)])
 
 

@@ -91,3 +91,11 @@ def test_plot_escapes_names_and_shows_every_candidate() -> None:
     svg = section_plots(record)["ranks-4"]
     assert svg.startswith("<svg") and "<b>" not in svg and "&lt;b&gt;x&lt;/b&gt;" in svg and "a &amp; b" in svg
     assert svg.count("<circle") == 3 and 'aria-label="Rank of each candidate' in svg
+
+
+def test_a_model_grader_is_named() -> None:
+    ctx, _ = ctx_for([0.3, 0.5, 0.8])
+    judged = SimpleNamespace(decision=ctx.plan.decision, analyses=[], data=SimpleNamespace(grader="model"))
+    out = compute(dataclasses.replace(ctx, plan=judged), params())
+    assert "ranks_of_judge_labels" in {c.code for c in out.caveats}
+    assert "ranks_of_judge_labels" not in {c.code for c in compute(ctx, params()).caveats}
