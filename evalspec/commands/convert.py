@@ -104,11 +104,13 @@ def tidy_text(raws: list[Any], to: str) -> str:
 
 @click.command("convert")
 @click.argument("logs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--to", "to", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True,
-              help="Output format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--to", "to", type=click.Choice(["jsonl", "csv", "every_eval_ever"]), default="jsonl",
+              show_default=True, help="Output format. every_eval_ever: LOGS is one claim.json; its headline numbers "
+              "are written as Every Eval Ever aggregate results, one document per candidate (-o names a folder).")
+@click.option("--output", "-o", type=click.Path(path_type=Path),
               help="Write the table to this file (atomically) instead of stdout.")
-@click.option("--format", "fmt", type=click.Choice(["auto", "inspect", "lm_eval", "promptfoo", "openai_evals"]),
+@click.option("--format", "fmt", type=click.Choice(["auto", "inspect", "lm_eval", "promptfoo", "openai_evals",
+                                                   "every_eval_ever"]),
               default="auto",
               show_default=True, help="Which tool wrote the logs.")
 @click.option("--task", help="Task to read (logs holding several).")
@@ -131,6 +133,9 @@ def convert(logs: tuple[Path, ...], to: str, output: Path | None, fmt: str, task
     from evalspec._atomic import write_text_atomic
     from evalspec.results.adapters import Options
 
+    if to == "every_eval_ever":
+        _export_claim(list(logs), output)
+        return
     options = Options(task=task, scorer=scorer, metric=metric, filter=filter_, case_field=case_field,
                       allow_partial=allow_partial, candidate_from=tuple(candidate_from) or None)
     raws = convert_logs(list(logs), fmt, options)
@@ -158,3 +163,35 @@ def convert(logs: tuple[Path, ...], to: str, output: Path | None, fmt: str, task
                    + (" [PARTIAL RUN]" if p.get("partial") else "") + tail, err=True)
     if output is not None:
         click.echo(f"wrote {output}", err=True)
+
+
+def _export_claim(paths: list[Path], output: Path | None) -> None:
+    """``convert CLAIM --to every_eval_ever``: the claim's pass rates as Every Eval Ever aggregate documents."""
+    from evalspec._atomic import write_text_atomic
+    from evalspec.errors import Diagnostic, InputError
+    from evalspec.results.adapters.base import load_json, read_bytes
+    from evalspec.results.adapters.every_eval_ever import aggregate_documents, datastore_path
+
+    if len(paths) != 1:
+        raise InputError("name one claim", [Diagnostic(file=", ".join(map(str, paths)) or ".",
+                                                       message="--to every_eval_ever exports one claim.json",
+                                                       hint="evalspec convert out/claim.json --to every_eval_ever -o eee/")])
+    display = str(paths[0])
+    claim = load_json(read_bytes(paths[0], display), display, "a claim.json written by `evalspec run`")
+    if not isinstance(claim, dict) or "decision" not in claim or "coverage" not in claim:
+        raise InputError(f"{display}: not a claim", [Diagnostic(file=display, message="is not a claim.json written by "
+                                                                "`evalspec run` (no decision and coverage)")])
+    docs = aggregate_documents(claim)
+    if not docs:
+        raise InputError(f"{display}: no pass rate to export",
+                         [Diagnostic(file=display, message="the claim has no proportion analysis with an estimate",
+                                     hint="add `- {kind: proportion}` to the plan's analyses and run it again")])
+    if output is None:
+        for doc in docs.values():
+            click.echo(json.dumps(doc, ensure_ascii=False, sort_keys=True))
+        return
+    for doc in docs.values():
+        target = output / datastore_path(doc)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(target, json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+        click.echo(f"wrote {target}", err=True)

@@ -40,14 +40,15 @@ ADAPTERS: dict[str, str] = {
     "lm_eval": "evalspec.results.adapters.lm_eval",
     "promptfoo": "evalspec.results.adapters.promptfoo",
     "openai_evals": "evalspec.results.adapters.openai_evals",
+    "every_eval_ever": "evalspec.results.adapters.every_eval_ever",
 }
 LOG_FORMATS = frozenset(ADAPTERS)
 
 _TOOL_NAMES = {"inspect": "inspect_ai", "lm_eval": "lm-evaluation-harness", "promptfoo": "promptfoo",
-               "openai_evals": "openai/evals"}
+               "openai_evals": "openai/evals", "every_eval_ever": "Every Eval Ever"}
 #: The tools whose logs are read, as a sentence (for messages about files no tool wrote).
 SUPPORTED = ("inspect_ai (format: inspect), lm-evaluation-harness (lm_eval), promptfoo (promptfoo), "
-             "openai/evals (openai_evals)")
+             "openai/evals (openai_evals), Every Eval Ever instance-level records (every_eval_ever)")
 
 
 def _module(fmt: str) -> Any:
@@ -65,7 +66,7 @@ def sniff_tool(doc: Any) -> str | None:
 def detect(path: Path) -> str | None:
     """The log format of ``path`` (a file or a directory), or None when it is not a known log."""
     if path.is_dir():
-        for fmt in ("inspect", "lm_eval", "promptfoo", "openai_evals"):
+        for fmt in ("inspect", "lm_eval", "promptfoo", "openai_evals", "every_eval_ever"):
             if expand(path, fmt):
                 return fmt
         return None
@@ -84,6 +85,8 @@ def detect(path: Path) -> str | None:
             return None
         if _module("openai_evals").sniff_line(first):
             return "openai_evals"
+        if _module("every_eval_ever").sniff_line(first):
+            return "every_eval_ever"
         return "promptfoo" if isinstance(first, dict) and "testIdx" in first and "provider" in first else None
     if suffix == ".json":
         try:
@@ -104,8 +107,8 @@ def expand(path: Path, fmt: str) -> list[Path]:
         return sorted(p for p in path.rglob("*.json") if p.is_file() and _sniffs(p, "lm_eval"))
     if fmt == "promptfoo":
         return sorted(p for p in path.rglob("*.json") if p.is_file() and _sniffs(p, "promptfoo"))
-    if fmt == "openai_evals":
-        return sorted(p for p in path.rglob("*.jsonl") if p.is_file() and detect(p) == "openai_evals")
+    if fmt in ("openai_evals", "every_eval_ever"):
+        return sorted(p for p in path.rglob("*.jsonl") if p.is_file() and detect(p) == fmt)
     return []
 
 
