@@ -285,15 +285,17 @@ def with_partitions(raw: Any, partitions: tuple[tuple[str, str], ...]) -> Any:
     """``raw`` with one constant text column per Hive partition value (refused where the file has it too)."""
     if not partitions:
         return raw
+    from evalspec.results.readers import CodedColumn
+
     columns = dict(raw.columns)
     for key, value in partitions:
         if key in columns:
             raise InputError(f"{raw.display}: column {key!r} is both a partition folder and a column", [Diagnostic(
                 file=raw.display, message=f"the column {key!r} is both in the file and in its partition folder "
                 f"{key}={value}", hint="rename one of them: evalspec will not guess which value is meant")])
-        col = np.empty(raw.rows, dtype=object)
-        col[:] = value
-        columns[key] = col
+        uniques = np.empty(1, dtype=object)
+        uniques[0] = value
+        columns[key] = CodedColumn.of(np.zeros(raw.rows, dtype=np.int32), uniques, distinct=True)
     location = dict(raw.location or {})
     location["partition"] = {k: v for k, v in partitions}
     return replace(raw, columns=columns, location=location)

@@ -143,12 +143,44 @@ class _Concat:
                     parts.append(r.columns[k])
                 else:
                     parts.append(np.full(r.rows, None, dtype=object))
-            self.columns[k] = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            self.columns[k] = concat_columns(parts)
         self.file_idx = np.concatenate([np.full(r.rows, j, dtype=np.int32) for j, r in enumerate(raws)])
         self.line = np.concatenate([r.lines for r in raws])
 
     def where(self, i: int) -> tuple[str, int]:
         return self.displays[int(self.file_idx[i])], int(self.line[i])
+
+
+def concat_columns(parts: list[np.ndarray]) -> np.ndarray:
+    """One column from the same column of several files, keeping the readers' codes where every part has them.
+
+    A partitioned dataset is many files; concatenating their coded columns into a plain
+    object array would make typing them a per-value Python loop again. The merged codes
+    are renumbered in first-seen order over the rows, so :func:`factorize` gives exactly
+    what it gives for the plain concatenation (property-tested).
+    """
+    if len(parts) == 1:
+        return parts[0]
+    if not all(getattr(p, "codes", None) is not None for p in parts):
+        return np.concatenate(parts)
+    from evalspec.results.readers import CodedColumn
+
+    ucodes, merged = factorize(np.concatenate([np.asarray(p.uniques, dtype=object) for p in parts]))
+    pieces, offset = [], 0
+    for p in parts:
+        size = len(p.uniques)
+        remap = np.append(ucodes[offset:offset + size], -1)  # code -1 (missing) stays -1
+        pieces.append(remap[np.where(p.codes >= 0, p.codes, size)])
+        offset += size
+    codes = np.concatenate(pieces).astype(np.int64, copy=False)
+    seen = codes >= 0
+    used, first = np.unique(codes[seen], return_index=True)
+    order = used[np.argsort(np.flatnonzero(seen)[first], kind="stable")]  # first-seen over the rows
+    renumber = np.full(len(merged) + 1, -1, dtype=np.int64)
+    renumber[order] = np.arange(order.size)
+    uniques = np.empty(order.size, dtype=object)
+    uniques[:] = list(merged[order]) if order.size else []
+    return CodedColumn.of(renumber[np.where(seen, codes, len(merged))], uniques, distinct=True)
 
 
 def _factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -273,3 +273,42 @@ def test_is_uri() -> None:
     assert not lake.is_uri("results.jsonl") and not lake.is_uri("C:/x") and not lake.is_uri("file:///tmp/x")
     with pytest.raises(InputError):
         lake.list_uri("nosuchscheme://x/y")
+
+
+# -- many files are typed as fast as one -----------------------------------------------------
+
+_values = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["a", "b", "1", "", "ü"]),
+                    st.floats(allow_nan=True, allow_infinity=False, width=16))
+
+
+@settings(max_examples=300, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_values, max_size=12), min_size=2, max_size=5), st.booleans())
+def test_concatenated_coded_columns_factorize_as_the_plain_concatenation(files: list[list], coded_last: bool) -> None:
+    """Merging the readers' codes of several files gives :func:`factorize`'s codes of the plain concatenation."""
+    import numpy as np
+
+    from evalspec.results.readers import CodedColumn
+    from evalspec.results.table import concat_columns, factorize
+
+    def plain(values: list) -> np.ndarray:
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out
+
+    parts = []
+    for i, values in enumerate(files):
+        col = plain(values)
+        if coded_last or i < len(files) - 1:
+            codes, uniques = factorize(col)
+            col = CodedColumn.of(codes.astype(np.int32), uniques, distinct=True)
+        parts.append(col)
+    merged = concat_columns(parts)
+    want_codes, want_uniques = factorize(np.concatenate([plain(v) for v in files]))
+    got_codes, got_uniques = factorize(merged)
+    assert got_codes.tolist() == want_codes.tolist()
+    assert [(type(u), repr(u)) for u in got_uniques] == [(type(u), repr(u)) for u in want_uniques]
+    if coded_last:  # every part coded: the values as one coded file holds them
+        expected = [None if c < 0 else want_uniques[c] for c in want_codes]
+    else:  # a plain part: the parts concatenated, value for value
+        expected = np.concatenate([np.asarray(p) for p in parts]).tolist()
+    assert [(type(u), repr(u)) for u in np.asarray(merged).tolist()] == [(type(u), repr(u)) for u in expected]
