@@ -26,8 +26,12 @@ def _current_umask() -> int:
 def write_bytes_atomic(path: Path | str, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically; create the parent folder if needed."""
     path = Path(path)
+    _refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # name the file the user asked for, not the temporary name beside it
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -35,11 +39,30 @@ def write_bytes_atomic(path: Path | str, data: bytes) -> Path:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_current_umask())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename == tmp:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     return path
+
+
+def _refuse_special(path: Path) -> None:
+    """A device, named pipe or socket where a file is to be written is refused: replacing it would
+    destroy it (``--output /dev/null`` run as root would leave a regular file at ``/dev/null``)."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        from evalspec._files import special_kind
+        from evalspec.errors import InputError
+
+        raise InputError(f"{path}: is {special_kind(st.st_mode)}, not a file; evalspec writes its outputs as new "
+                         "files (atomically) and will not replace it; name a file path")
 
 
 def write_text_atomic(path: Path | str, text: str) -> Path:
@@ -162,6 +185,39 @@ class OutputSet:
                 with contextlib.suppress(OSError):
                     if old != self.staging and time.time() - old.stat().st_mtime > 3600:
                         shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(self.staging, ignore_errors=True)
+        self.staging = None
+        return self.committed
+
+    def commit_beside(self, claim: Path | None = None, claim_sha256: str | None = None) -> list[Path]:
+        """Move the staged files in beside a claim, replacing only files of the same names.
+
+        For outputs made *from* a claim (``report``, ``audit --report``): holding the same folder
+        lock as :meth:`commit`, the claim in the folder must still be the one they were made
+        from (``claim_sha256`` of its bytes), else nothing is moved and an ``InputError`` says
+        so: a report is never left beside a newer claim that a run wrote meanwhile.
+        """
+        import hashlib
+        import shutil
+
+        assert self.staging is not None
+        staged = [n for n in self.names if (self.staging / n).is_file()]
+        with folder_lock(self.target):
+            if claim is not None and claim_sha256 is not None:
+                try:
+                    now = hashlib.sha256(claim.read_bytes()).hexdigest() if claim.is_file() else None
+                except OSError:
+                    now = None
+                if now != claim_sha256:
+                    from evalspec.errors import InputError
+
+                    raise InputError(f"{claim}: the claim changed (or was removed) while its report was made, "
+                                     "probably by an `evalspec run` into the same folder; nothing was written. "
+                                     "Run the command again on the new claim.")
+            for name in staged:
+                os.replace(self.staging / name, self.target / name)
+            _fsync_folder(self.target)
+            self.committed = [self.target / n for n in staged]
         shutil.rmtree(self.staging, ignore_errors=True)
         self.staging = None
         return self.committed

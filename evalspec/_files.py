@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Diagnostic, InputError
 
-__all__ = ["MAX_JSON_DEPTH", "MAX_RECORD_BYTES", "DuplicateKey", "loads_json", "read_regular", "read_text",
-           "refuse_symlinked_folder", "special_kind"]
+__all__ = ["MAX_GLOB_FILES", "MAX_JSON_DEPTH", "MAX_RECORD_BYTES", "DuplicateKey", "bounded_glob", "loads_json",
+           "read_regular", "read_text", "refuse_symlinked_folder", "special_kind"]
 
 #: Largest claim, lock or ledger evalspec reads (bytes).
 MAX_RECORD_BYTES = 512 * 1024**2
@@ -196,3 +197,81 @@ def refuse_symlinked_folder(folder: Path, *, what: str, option: str | None = Non
                 f"replace the link with a folder, or move the plan next to the folder it points to ({target})")
         raise _error(str(folder), f"{what} is a symbolic link (to {target}); evalspec does not write through it",
                      hint)
+
+
+#: Most files one results glob may name, and most folder entries it may look at.
+MAX_GLOB_FILES = 100_000
+MAX_GLOB_ENTRIES = 2_000_000
+
+
+def _component_regex(part: str) -> str:
+    """One path component of a glob as a regex that never crosses ``/`` (``*``, ``?``, ``[...]``)."""
+    out = ["(?!\\.)"] if part[:1] in "*?[" else []  # like glob: a wildcard does not match a leading dot
+    i = 0
+    while i < len(part):
+        c = part[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = part.find("]", i + 2 if part[i + 1:i + 2] in ("!", "]") else i + 1)
+            if j < 0:
+                out.append("\\[")
+            else:
+                body = part[i + 1:j]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def bounded_glob(base: Path, pattern: str, *, display: str) -> list[Path]:
+    """The files under ``base`` matching ``pattern`` (``glob`` syntax, ``**`` for any depth), sorted.
+
+    Unlike :func:`glob.glob`, ``**`` never descends into a symbolic link to a folder (two links
+    to ``.`` would name 2**40 paths) nor into hidden folders, and the expansion stops with an
+    :class:`InputError` past :data:`MAX_GLOB_FILES` files or :data:`MAX_GLOB_ENTRIES` entries.
+    """
+    import glob as _glob
+
+    parts = Path(pattern).parts
+    if "**" not in parts:
+        hits = []
+        for i, p in enumerate(_glob.iglob(str(base / pattern))):
+            if i >= MAX_GLOB_FILES:
+                raise _error(display, f"the pattern {pattern!r} names more than {MAX_GLOB_FILES:,} files",
+                             "name fewer files (a narrower pattern, or a folder per run)")
+            hits.append(Path(p))
+        return sorted(hits)
+    first = next(i for i, p in enumerate(parts) if any(ch in p for ch in "*?["))
+    top = base.joinpath(*parts[:first]) if first else base
+    rest = parts[first:]
+    regex = ""
+    for k, part in enumerate(rest):
+        last = k == len(rest) - 1
+        if part == "**":
+            regex += "(?:(?!\\.)[^/]+/)*" if not last else "(?:(?!\\.)[^/]+/)*(?!\\.)[^/]+"
+        else:
+            regex += _component_regex(part) + ("" if last else "/")
+    matcher = re.compile(regex + "\\Z", re.DOTALL)
+    hits, seen = [], 0
+    for folder, dirs, files in os.walk(top, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        seen += len(dirs) + len(files)
+        if seen > MAX_GLOB_ENTRIES:
+            raise _error(display, f"the pattern {pattern!r} looks at more than {MAX_GLOB_ENTRIES:,} files and folders",
+                         "narrow the pattern to the folder that holds the results")
+        rel_dir = os.path.relpath(folder, top)
+        for name in files:
+            rel = name if rel_dir == "." else f"{rel_dir.replace(os.sep, '/')}/{name}"
+            if matcher.match(rel):
+                hits.append(Path(folder) / name)
+                if len(hits) > MAX_GLOB_FILES:
+                    raise _error(display, f"the pattern {pattern!r} names more than {MAX_GLOB_FILES:,} files",
+                                 "name fewer files (a narrower pattern, or a folder per run)")
+    return sorted(hits)

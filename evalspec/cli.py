@@ -122,7 +122,9 @@ class LazyGroup(click.Group):
             if isinstance(exc, OSError) and not (ctx.obj and ctx.obj.get("debug")):
                 # the operating system refused (permissions, read-only or full disk, a file where a
                 # folder belongs): the user's environment, not a bug
-                _echo_err(os_error_message(exc))
+                sub = self.get_command(ctx, ctx.invoked_subcommand or "")
+                has_out = sub is None or any("--out" in getattr(p, "opts", ()) for p in sub.params)
+                _echo_err(os_error_message(exc, out_option=has_out))
                 ctx.exit(int(ExitCode.BAD_INPUT))
             if isinstance(exc, UnicodeError) and _is_path_encoding_error(exc):
                 _echo_err("evalspec: a file or folder name is not valid UTF-8; rename it (names are shown and "

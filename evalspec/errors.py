@@ -141,10 +141,11 @@ class CheckFailed(EvalspecError):
     exit_code = ExitCode.CHECK_FAILED
 
 
-def os_error_message(exc: OSError) -> str:
+def os_error_message(exc: OSError, *, out_option: bool = True) -> str:
     """A one-line message for an operating-system refusal (permissions, read-only or full disk, ...).
 
     Names the file and what to do; used by the CLI so that such refusals exit 2, not 70.
+    ``out_option``: whether the command has ``--out`` to suggest (``lock`` writes beside the plan).
     """
     import errno
 
@@ -165,4 +166,8 @@ def os_error_message(exc: OSError) -> str:
         errno.ENAMETOOLONG: "choose a shorter path",
     }
     hint = hints.get(exc.errno or -1, "check that the path exists and can be read and written")
-    return f"{name}: {what[:1].lower() + what[1:]}; {hint}"
+    if not out_option:
+        hint = {"choose a folder you can write (--out) or fix its permissions": "fix the folder's permissions",
+                "choose another folder with --out": "make the folder writable, or copy the plan to one that is",
+                "free some space or choose another folder with --out": "free some space"}.get(hint, hint)
+    return one_line(f"{name}: {what[:1].lower() + what[1:]}; {hint}")

@@ -245,4 +245,5 @@ def audit_claim(claim_path: str | Path, *, plan: str | Path | None = None, data:
     claim = inputs.claim
     return AuditReport(claim_path=inputs.claim_path, plan_path=inputs.plan_path,
                        plan_id=(claim.get("plan") or {}).get("id"),
-                       verdict=(claim.get("decision") or {}).get("verdict"), checks=results)
+                       verdict=(claim.get("decision") or {}).get("verdict"), checks=results,
+                       claim_bytes=None if inputs.claim_text is None else inputs.claim_text.encode("utf-8"))

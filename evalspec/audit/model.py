@@ -103,6 +103,8 @@ class AuditReport:
     plan_id: str | None
     verdict: str | None
     checks: list[CheckResult]
+    #: the claim file's bytes as audited (a report of this audit is written only beside these bytes)
+    claim_bytes: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def failed(self) -> list[CheckResult]:

@@ -85,14 +85,20 @@ def render_html(report: AuditReport, medium: str = "screen") -> str:
 def render_audit(report: AuditReport, out_dir: str | os.PathLike[str], formats: Iterable[str] = ("html", "pdf"),
                  *, stem: str = "audit") -> list[Path]:
     """Write ``audit.html`` and/or ``audit.pdf`` into ``out_dir`` (atomically)."""
+    import hashlib
+
+    from evalspec._atomic import OutputSet
     from evalspec.report.render import atomic_write, render_pdf_bytes
 
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for fmt in formats:
-        if fmt == "html":
-            written.append(atomic_write(folder / f"{stem}.html", render_html(report, "screen").encode("utf-8")))
-        elif fmt == "pdf":
-            written.append(atomic_write(folder / f"{stem}.pdf", render_pdf_bytes(render_html(report, "print"))))
-    return written
+    claim = report.claim_path
+    beside = claim if folder.resolve() == claim.parent.resolve() and claim.is_file() else None
+    sha = hashlib.sha256(report.claim_bytes).hexdigest() if beside is not None and report.claim_bytes else None
+    with OutputSet(folder, names=(f"{stem}.html", f"{stem}.pdf")) as outputs:  # run's set discipline
+        assert outputs.staging is not None
+        for fmt in formats:
+            if fmt == "html":
+                atomic_write(outputs.path(f"{stem}.html"), render_html(report, "screen").encode("utf-8"))
+            elif fmt == "pdf":
+                atomic_write(outputs.path(f"{stem}.pdf"), render_pdf_bytes(render_html(report, "print")))
+        return outputs.commit_beside(beside, sha)

@@ -32,20 +32,26 @@ def formats_for(choice: str) -> tuple[str, ...]:
               help="Folder for report.html / report.pdf (default: the claim's folder).")
 def report(claim: Path, fmt: str, out_dir: Path | None) -> None:
     """Render CLAIM (a claim.json written by `evalspec run`) to HTML and/or PDF."""
-    from evalspec.errors import InputError
-    from evalspec.report import load_claim, render
+    import hashlib
 
-    record = load_claim(claim)
+    from evalspec._atomic import OutputSet
+    from evalspec.errors import InputError
+    from evalspec.report import render
+    from evalspec.report.load import read_claim
+
+    record, _, text = read_claim(claim)
     if fmt == "markdown":
         return _markdown(claim, record, out_dir)
     target = out_dir if out_dir is not None else claim.parent
     if target.exists() and not target.is_dir():
         raise InputError(f"{target}: --out must be a folder, and this is a file")
-    try:
-        written = render(record, target, formats_for(fmt))
-    except PermissionError as exc:
-        raise InputError(f"{exc.filename or target}: cannot write the report here (permission denied); "
-                         "choose another folder with --out") from None
+    # the same set discipline as `run`: staged, then moved in under the folder's lock, and only
+    # while the claim beside it is still the one the report was made from
+    beside = claim if target.resolve() == claim.parent.resolve() else None
+    with OutputSet(target, names=("report.html", "report.pdf")) as outputs:
+        assert outputs.staging is not None
+        render(record, outputs.staging, formats_for(fmt))
+        written = outputs.commit_beside(beside, hashlib.sha256(text.encode("utf-8")).hexdigest() if beside else None)
     for path in written:
         click.echo(f"wrote {path}")
 

@@ -7,12 +7,12 @@
 
 from __future__ import annotations
 
-import glob as _glob
 import os
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from evalspec._files import bounded_glob
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.checks import Checked, check_results
 from evalspec.results.readers import RawFile, detect_format, read_file
@@ -45,7 +45,7 @@ def resolve_paths(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> li
             continue
         full = base / pattern
         if any(ch in pattern for ch in "*?["):
-            hits = sorted(Path(p) for p in _glob.glob(str(full), recursive=True))
+            hits = bounded_glob(base, pattern, display=str(plan_path))
             if not hits:
                 raise InputError(
                     f"{plan_path}: data.results: no file matches {pattern!r}",

@@ -101,7 +101,6 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
         vcodes_all, vuniq_all = _factorize(tidy.version)  # once; per candidate only counts (labels: no missing)
         for j, name in enumerate(names):
             rows = np.flatnonzero(tidy.cand == j)
-            vals = tidy.version[rows]
             vc = vcodes_all[rows]
             seen: dict[str, int] = {}
             if (vc >= 0).any():
@@ -113,8 +112,9 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
             if len(seen) > 1 and not (isinstance(declared, list) and set(seen) <= set(declared)):
                 firsts = []
                 first_rows = []
-                for v in seen:
-                    i = rows[np.flatnonzero(vals == v)[0]]
+                code_of = {str(u): k for k, u in enumerate(vuniq_all)}
+                for v in seen:  # by code: comparing texts would lose trailing NULs ("1\x00" is not "1")
+                    i = rows[np.flatnonzero(vc == code_of[v])[0]]
                     first_rows.append(int(i))
                     f, ln = tidy.where(int(i))
                     firsts.append(f"{v!r} first at {f}:{ln}")

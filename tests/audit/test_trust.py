@@ -168,7 +168,8 @@ def _git(root: Path, *args: str, date: str = "2026-01-03T10:00:00Z") -> None:
     env = dict(os.environ, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e", GIT_CONFIG_GLOBAL=os.devnull,
                GIT_CONFIG_SYSTEM=os.devnull)
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=env)
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
 
 
 @pytest.fixture()
