@@ -7,7 +7,8 @@ plan. Each line is one JSON object (sorted keys, no spaces) recording a look at 
   ``plan_hash`` and ``lock_hash`` (the hash recorded in the lock, or null);
 * ``data``: path, SHA-256 and rows of every results file read (the data fingerprints);
 * ``units_seen`` (independent units and their name), ``cases``, ``verdict`` and, for a
-  sequential design, the monitoring ``action``;
+  sequential design, the monitoring ``action``; for a recurring evaluation the plan's
+  ``period`` (each period has its own look budget; docs/recurring.md);
 * ``claim_sha256``: the self-hash of the claim that run wrote (see :func:`claim_sha256`);
 * ``prev_sha256``: SHA-256 of the previous line's text (64 zeros for the first line), so
   a removed, reordered or edited line breaks the chain at the line after it;
@@ -181,7 +182,7 @@ def new_entry(claim: dict[str, Any], plan_file: str, previous: list[LedgerEntry]
         "action": seq_action,
         "evalspec_version": claim.get("evalspec_version"),
         "prev_sha256": _sha(previous[-1].text) if previous else GENESIS,
-    }
+    } | ({"period": period} if isinstance(period := (plan.get("registered") or {}).get("period"), str) else {})
 
 
 def seal_run(claim: dict[str, Any], plan_path: str | Path) -> tuple[dict[str, Any], dict[str, Any] | None]:

@@ -197,12 +197,15 @@ def locked_before_results(facts: ProcessFacts) -> Finding:
                   short="the plan was never locked")
     existing, looked = _existing_data(facts)
     locked = _parse_time(lock.locked_at)
-    if looked and first is None:  # no run times to date the results: the lock's own record decides
-        return _r("locked_before_results", title, "fail",
-                  "The claim analyses results that already existed when the plan was locked: the lock's "
-                  "existing-data declaration lists them, so the plan was fixed after they could be seen.",
+    if looked and first is None:  # no run times to date the results: the lock's own record is the evidence
+        # a warning, not a failure: the lock's declaration is what the disk held when it was written, which
+        # cannot tell "collected first and looked at" from "copied in place, unseen"; run times can
+        return _r("locked_before_results", title, "warning",
+                  "The claim analyses results that already existed when the plan was locked (the lock's "
+                  "existing-data declaration lists them), and they carry no run times to show they were not seen "
+                  "first: nothing shows this plan was fixed before these results.",
                   existing + [f"analysed and present at lock: {p}" for p in looked[:10]],
-                  short="the plan was locked after the results existed")
+                  short="the results analysed already existed when the plan was locked")
     lock_times = [locked] + [_parse_time(h.get("locked_at")) for h in lock.history if isinstance(h, dict)]
     first_lock = min((t for t in lock_times if t is not None), default=None)
     early = _looks_before_lock(facts, first_lock)
@@ -450,11 +453,53 @@ def _looks(facts: ProcessFacts) -> tuple[list[Any], int] | None:
         return None
     upto = _seq(facts.claim)
     plan = _claim_plan(facts)
+    period = _period(facts.claim)
     mine = [e for e in facts.ledger if e.get("plan_file") == facts.plan_file and e.get("plan_id") == plan.get("id")
+            and e.get("period") == period  # a recurring evaluation: each period is a look budget of its own
             and (upto is None or (isinstance(e.seq, int) and e.seq <= upto))]
     states = {repr([(d.get("path"), d.get("sha256")) for d in e.get("data") or [] if isinstance(d, dict)])
               for e in mine}
     return mine, len(states)
+
+
+def _period(claim: dict[str, Any]) -> str | None:
+    """The plan's ``period`` (a recurring evaluation), or None."""
+    plan = claim.get("plan")
+    registered = plan.get("registered") if isinstance(plan, dict) else None
+    period = registered.get("period") if isinstance(registered, dict) else None
+    return period if isinstance(period, str) else None
+
+
+def period_data_fresh(facts: ProcessFacts) -> Finding:
+    """A recurring evaluation: no results file of this period was already analysed for another period."""
+    title = "Each period's data analysed once"
+    period = _period(facts.claim)
+    if period is None:
+        return _r("period_data_fresh", title, "pass", "The plan is not one period of a recurring evaluation.")
+    if facts.ledger is None:
+        return _r("period_data_fresh", title, "warning",
+                  f"Period {period}: there is no ledger of looks, so it cannot be checked that this period's data "
+                  "was not already analysed for another period.", short="no ledger to check earlier periods")
+    plan_id = _claim_plan(facts).get("id")
+    mine = {d.get("sha256"): d.get("path") for d in (facts.claim.get("data") or {}).get("files") or []
+            if isinstance(d, dict) and isinstance(d.get("sha256"), str)}
+    upto = _seq(facts.claim)
+    reused = []
+    for e in facts.ledger:
+        if e.get("plan_id") != plan_id or e.get("period") == period or (
+                upto is not None and isinstance(e.seq, int) and e.seq > upto):
+            continue
+        for d in e.get("data") or []:
+            if isinstance(d, dict) and d.get("sha256") in mine:
+                reused.append(f"{mine[d['sha256']]}: analysed for period {e.get('period') or '(none)'} at ledger "
+                              f"entry {e.seq} ({e.get('time')})")
+    if reused:
+        return _r("period_data_fresh", title, "fail",
+                  f"Period {period} analyses results already analysed for another period of {plan_id}: re-analysing "
+                  "old data under a new period is another look at it, not a fresh one.", reused[:12],
+                  short="results of an earlier period analysed again")
+    return _r("period_data_fresh", title, "pass",
+              f"Period {period}: none of its results files was analysed for another period of {plan_id}.")
 
 
 def looks_within_plan(facts: ProcessFacts) -> Finding:
@@ -528,7 +573,7 @@ def deviations_disclosed(facts: ProcessFacts) -> Finding:
 #: The checks in the order the audit lists them and the report states them.
 PROCESS_CHECKS: list[Callable[[ProcessFacts], Finding]] = [
     plan_locked, locked_before_results, model_versions, missing_within_policy, units_within_max, decision_date,
-    looks_within_plan, deviations_disclosed,
+    looks_within_plan, period_data_fresh, deviations_disclosed,
 ]
 
 

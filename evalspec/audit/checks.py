@@ -394,12 +394,14 @@ missing_within_policy = _shared(process.missing_within_policy)
 units_within_max = _shared(process.units_within_max)
 decision_date = _shared(process.decision_date)
 looks_within_plan = _shared(process.looks_within_plan)
+period_data_fresh = _shared(process.period_data_fresh)
 deviations_disclosed = _shared(process.deviations_disclosed)
 
 #: Every check, in the order printed. Each result says what its PASS can show (``basis``): see
 #: :data:`evalspec.audit.model.BASIS_WORDS` and docs/audit.md.
 CHECKS: list[Callable[[AuditInputs], CheckResult]] = [
     plan_matches, plan_locked, locked_before_results, lock_in_git, analyses_declared, attempt_rule, model_versions,
-    missing_within_policy, units_within_max, decision_date, looks_within_plan, deviations_disclosed, claim_untampered,
+    missing_within_policy, units_within_max, decision_date, looks_within_plan, period_data_fresh, deviations_disclosed,
+    claim_untampered,
     claim_text_canonical, claim_plan_recomputed, ledger_untampered, ledger_in_git, data_fingerprints, reproduction,
 ]

@@ -138,7 +138,8 @@ def test_lock_records_existing_data_and_the_audit_tells_a_pilot_from_a_look(tmp_
     assert cli(looked, "run", "plan.yaml", "--no-report").exit_code == 0
     audit = cli(looked, "audit", "out/claim.json", "--json", "--no-reproduce")
     check = next(c for c in json.loads(audit.stdout)["checks"] if c["id"] == "locked_before_results")
-    assert check["status"] == "fail" and "already existed when the plan was locked" in check["sentence"]
+    assert check["status"] == "warning" and "already existed when the plan was locked" in check["sentence"]
+    assert "nothing shows this plan was fixed before these results" in check["sentence"]
     # 3. a pilot left at the results path when locking, then replaced by fresh results: not a look
     pilot = tmp_path / "pilot"
     pilot.mkdir()
