@@ -34,13 +34,15 @@ COMMANDS: dict[str, str] = {
     "audit": "evalspec.commands.audit:audit",
     "attest": "evalspec.commands.attest:attest",
     "gate": "evalspec.commands.gate:gate",
+    "diff": "evalspec.commands.diff:diff",
     "power": "evalspec.commands.power:power",
     "convert": "evalspec.commands.convert:convert",
     "tbg": "evalspec.commands.tbg:tbg",
 }
 
 #: The order ``evalspec --help`` lists the commands in: the order a study uses them.
-WORKFLOW = ("init", "validate", "lock", "run", "report", "audit", "gate", "attest", "power", "convert", "schema", "tbg")
+WORKFLOW = ("init", "validate", "lock", "run", "report", "audit", "gate", "diff", "attest", "power", "convert",
+            "schema", "tbg")
 
 _HELP = {
     "validate": "Check plan files; print every problem at its line.",
@@ -51,6 +53,7 @@ _HELP = {
     "report": "Render a claim record to HTML and/or PDF.",
     "audit": "Check a claim against its plan, lock and ledger; reproduce it.",
     "attest": "Write an in-toto statement about a claim, for you to sign with your own key.",
+    "diff": "Compare two claims: plan keys, data, every number and the verdict side by side.",
     "gate": "Exit 0 when a claim's verdict is acceptable and its process checks pass (CI).",
     "power": "Units needed to detect the planned improvement, before any data.",
     "convert": "Write the tidy table evalspec reads from inspect_ai / lm-eval / promptfoo logs.",

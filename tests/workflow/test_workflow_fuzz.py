@@ -102,3 +102,14 @@ def test_hand_edited_claims_never_crash_the_markdown_summary(tmp_path_factory: A
     result = run_cli(folder, ["report", "out/claim.json", "--format", "markdown"])
     check_outcome(result)
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), new=st.lists(hostile_values, min_size=1, max_size=3))
+def test_hand_edited_claims_never_crash_diff(tmp_path_factory: Any, study: Path, seed: int, new: list[Any]) -> None:
+    folder = _edited(study, seed, new, tmp_path_factory)
+    shutil.copyfile(study / "out" / "claim.json", folder / "claim.json")
+    for args in (["diff", "claim.json", "out/claim.json"], ["diff", "out/claim.json", "claim.json", "--json"],
+                 ["diff", "out/claim.json", "claim.json", "--format", "markdown"]):
+        check_outcome(run_cli(folder, args))
+    shutil.rmtree(folder, ignore_errors=True)
