@@ -110,7 +110,7 @@ def tidy_text(raws: list[Any], to: str) -> str:
 @click.option("--output", "-o", type=click.Path(path_type=Path),
               help="Write the table to this file (atomically) instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(["auto", "inspect", "lm_eval", "promptfoo", "openai_evals",
-                                                   "every_eval_ever"]),
+                                                   "helm", "every_eval_ever"]),
               default="auto",
               show_default=True, help="Which tool wrote the logs.")
 @click.option("--task", help="Task to read (logs holding several).")

@@ -121,7 +121,7 @@ def _attempts_rules(a: Any) -> Iterator[_rules.Issue]:
 
 def _data_rules(d: Any) -> Iterator[_rules.Issue]:
     if d.format in ("auto", "jsonl", "csv", "parquet"):
-        logs = "tool logs (format inspect, lm_eval, promptfoo, openai_evals or every_eval_ever)"
+        logs = "tool logs (format inspect, lm_eval, promptfoo, openai_evals, helm or every_eval_ever)"
         if d.select is not None:
             yield _rules.Issue(("select",), f"select applies to {logs}, not to format {d.format!r}",
                                "remove it, or set data.format to the tool that wrote the logs")
@@ -212,11 +212,11 @@ class Data(_Strict):
         "evaluation tool's logs; a folder of tables may be Hive-partitioned (model=A/part-0.parquet), and an "
         "object-store URI (s3://bucket/prefix/, gs://..., a glob) is read where it is."
     )
-    format: Literal["auto", "jsonl", "csv", "parquet", "inspect", "lm_eval", "promptfoo", "openai_evals",
+    format: Literal["auto", "jsonl", "csv", "parquet", "inspect", "lm_eval", "promptfoo", "openai_evals", "helm",
                     "every_eval_ever"] = Field(
-        "auto", description="File format; 'auto' decides by extension; inspect, lm_eval, promptfoo, openai_evals and "
-        "every_eval_ever read those tools' files unchanged (inspect_ai, lm-evaluation-harness, promptfoo, "
-        "openai/evals record logs, Every Eval Ever instance-level records).",
+        "auto", description="File format; 'auto' decides by extension; inspect, lm_eval, promptfoo, openai_evals, helm "
+        "and every_eval_ever read those tools' files unchanged (inspect_ai, lm-evaluation-harness, promptfoo, "
+        "openai/evals record logs, HELM run folders, Every Eval Ever instance-level records).",
     )
     columns: Columns = Field(default_factory=Columns, description="Column of each role.")
     outcome: Outcome = Field(default_factory=Outcome, description="How to read outcomes.")

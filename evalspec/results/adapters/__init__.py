@@ -41,14 +41,19 @@ ADAPTERS: dict[str, str] = {
     "promptfoo": "evalspec.results.adapters.promptfoo",
     "openai_evals": "evalspec.results.adapters.openai_evals",
     "every_eval_ever": "evalspec.results.adapters.every_eval_ever",
+    "helm": "evalspec.results.adapters.helm",
 }
 LOG_FORMATS = frozenset(ADAPTERS)
 
 _TOOL_NAMES = {"inspect": "inspect_ai", "lm_eval": "lm-evaluation-harness", "promptfoo": "promptfoo",
-               "openai_evals": "openai/evals", "every_eval_ever": "Every Eval Ever"}
+               "openai_evals": "openai/evals", "every_eval_ever": "Every Eval Ever", "helm": "HELM"}
 #: The tools whose logs are read, as a sentence (for messages about files no tool wrote).
 SUPPORTED = ("inspect_ai (format: inspect), lm-evaluation-harness (lm_eval), promptfoo (promptfoo), "
-             "openai/evals (openai_evals), Every Eval Ever instance-level records (every_eval_ever)")
+             "openai/evals (openai_evals), HELM run folders (helm), Every Eval Ever instance-level records "
+             "(every_eval_ever)")
+
+
+_HELM_FILES = frozenset({"per_instance_stats.json", "run_spec.json", "scenario_state.json", "stats.json"})
 
 
 def _module(fmt: str) -> Any:
@@ -65,8 +70,13 @@ def sniff_tool(doc: Any) -> str | None:
 
 def detect(path: Path) -> str | None:
     """The log format of ``path`` (a file or a directory), or None when it is not a known log."""
+    helm = _module("helm")
+    if path.is_dir() and helm.run_folder(path) is not None:
+        return "helm"
+    if path.name in _HELM_FILES and path.is_file() and helm.run_folder(path) is not None:
+        return "helm"
     if path.is_dir():
-        for fmt in ("inspect", "lm_eval", "promptfoo", "openai_evals", "every_eval_ever"):
+        for fmt in ("inspect", "lm_eval", "promptfoo", "openai_evals", "every_eval_ever", "helm"):
             if expand(path, fmt):
                 return fmt
         return None
@@ -107,6 +117,9 @@ def expand(path: Path, fmt: str) -> list[Path]:
         return sorted(p for p in path.rglob("*.json") if p.is_file() and _sniffs(p, "lm_eval"))
     if fmt == "promptfoo":
         return sorted(p for p in path.rglob("*.json") if p.is_file() and _sniffs(p, "promptfoo"))
+    if fmt == "helm":
+        return sorted(p for p in path.rglob("per_instance_stats.json") if p.is_file()
+                      and _module("helm").run_folder(p) is not None)
     if fmt in ("openai_evals", "every_eval_ever"):
         return sorted(p for p in path.rglob("*.jsonl") if p.is_file() and detect(p) == fmt)
     return []
