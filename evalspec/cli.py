@@ -56,7 +56,8 @@ _HELP = {
     "diff": "Compare two claims: plan keys, data, every number and the verdict side by side.",
     "gate": "Exit 0 when a claim's verdict is acceptable and its process checks pass (CI).",
     "power": "Units needed to detect the planned improvement, before any data.",
-    "convert": "Write the tidy table evalspec reads from inspect_ai / lm-eval / promptfoo logs.",
+    "convert": "Write the tidy table evalspec reads from tool logs (inspect_ai, lm-eval, promptfoo, openai/evals, "
+               "HELM, Every Eval Ever).",
     "tbg": "Background temperature: reference sampling (tbg sample) and the T_bg estimate (tbg estimate).",
 }
 

@@ -129,7 +129,8 @@ def tidy_text(raws: list[Any], to: str) -> str:
 def convert(logs: tuple[Path, ...], to: str, output: Path | None, fmt: str, task: str | None, scorer: str | None,
             metric: str | None, filter_: str | None, case_field: str | None, allow_partial: bool,
             candidate_from: tuple[str, ...], provenance: Path | None) -> None:
-    """Write the tidy table evalspec reads from inspect_ai, lm-eval or promptfoo LOGS."""
+    """Write the tidy table evalspec reads from tool LOGS (inspect_ai, lm-eval, promptfoo, openai/evals, HELM, Every
+    Eval Ever); with --to every_eval_ever, export a claim's pass rates instead."""
     from evalspec._atomic import write_text_atomic
     from evalspec.results.adapters import Options
 
