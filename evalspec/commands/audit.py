@@ -2,7 +2,10 @@
 
 Exit 0 when every check passes (warnings allowed), 1 when any check fails, 2 on bad input
 (no such claim, a plan that cannot be found, a data file that does not exist).
-``--all DIR`` audits every ``claim.json`` under DIR and prints one table.
+``--all DIR`` audits every ``claim.json`` under DIR and prints the history (:mod:`evalspec.history`):
+one row per claim with its date, period, estimate, interval, verdict and audit status, grouped by
+study and in time order, flagging a model-version change, a plan change or intervals that do not
+overlap between consecutive claims; ``--report`` also writes ``history.html`` (into ``--out`` or DIR).
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ __all__ = ["audit"]
               help="Results file(s) the claim was made from (repeat the option); default: the files the plan names.")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @click.option("--all", "all_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Audit every claim.json under this folder and print one table.")
+              help="Audit every claim.json under this folder: one row per claim (date, period, estimate, interval, "
+                   "verdict, audit status, changes since the previous claim); with --report also history.html.")
 @click.option("--report", "report", is_flag=True, help="Also write audit.html / audit.pdf next to the claim.")
 @click.option("--format", "report_format", type=click.Choice(["both", "html", "pdf"]), default="both",
               show_default=True, help="With --report: which files to write.")
@@ -63,10 +67,25 @@ def audit(claim: Path | None, plan: Path | None, data: tuple[Path, ...], as_json
                 rows.append((p, audit_claim(p, reproduce=not no_reproduce, verify=verify)))
             except EvalspecError as exc:
                 rows.append((p, str(exc).splitlines()[0]))
+        from evalspec.history import history_html, history_rows, history_table
+
+        history = {str(h.claim): h for h in history_rows(rows)}
         if as_json:
-            click.echo(show.to_json([(p, r) if isinstance(r, str) else r for p, r in rows], as_list=True), nl=False)
+            import json
+
+            items = json.loads(show.to_json([(p, r) if isinstance(r, str) else r for p, r in rows], as_list=True))
+            for item, (p, _) in zip(items, rows, strict=True):
+                item["history"] = history[str(p)].to_dict()
+            click.echo(json.dumps(items, indent=2, ensure_ascii=False))
         else:
-            click.echo(show.table(rows))
+            click.echo(history_table(list(history.values())))
+        if report:
+            from evalspec._atomic import write_text_atomic
+
+            target = out_dir if out_dir is not None else all_dir
+            target.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(target / "history.html", history_html(list(history.values())))
+            click.echo(f"history report written to {target / 'history.html'}", err=as_json)
         if any(isinstance(r, str) for _, r in rows):
             raise InputError(f"{sum(isinstance(r, str) for _, r in rows)} claim(s) could not be audited")
         failed = [p for p, r in rows if not r.ok]

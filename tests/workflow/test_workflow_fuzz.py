@@ -113,3 +113,18 @@ def test_hand_edited_claims_never_crash_diff(tmp_path_factory: Any, study: Path,
                  ["diff", "out/claim.json", "claim.json", "--format", "markdown"]):
         check_outcome(run_cli(folder, args))
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), new=st.lists(hostile_values, min_size=1, max_size=3))
+def test_hand_edited_claims_never_crash_the_history(tmp_path_factory: Any, study: Path, seed: int,
+                                                    new: list[Any]) -> None:
+    folder = _edited(study, seed, new, tmp_path_factory)
+    (folder / "good").mkdir()
+    shutil.copyfile(study / "out" / "claim.json", folder / "good" / "claim.json")
+    for args in (["audit", "--all", ".", "--no-reproduce"],
+                 ["audit", "--all", ".", "--no-reproduce", "--json", "--report", "--out", "hist"]):
+        result = run_cli(folder, args)
+        assert result.exit_code in (0, 1, 2), result.output
+        assert "Traceback" not in result.output and "internal error" not in result.output, result.output
+    shutil.rmtree(folder, ignore_errors=True)
