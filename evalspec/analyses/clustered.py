@@ -115,7 +115,11 @@ def compute(ctx: AnalysisContext, params: ClusteredMeanParams) -> Outcome:
             continue
         r = clustered_mean_interval(values, clusters, confidence_level=level, correction=params.correction)
         out[name] = ClusteredMeanEntry(**base, estimate=r.estimate, se=r.se, df=r.df, low=r.low, high=r.high,
-                                       method=r.method)
+                                       method=r.method, note=r.note or None)
+        if r.note:  # a zero-width interval is uninformative, never certainty
+            caveats.append(Caveat(code="zero_width_interval", severity="note", message=(
+                f"{name}: the mean score's interval has zero width because the {unit} give no variation to "
+                "estimate from; it is uninformative, not evidence of certainty.")))
         if n_cl < FEW_CLUSTERS:
             caveats.append(Caveat(code="few_clusters", severity="note", message=(
                 f"{name}: the mean score's interval rests on {n_cl} independent {unit}; an interval from so few "

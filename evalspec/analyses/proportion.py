@@ -116,10 +116,26 @@ def _entry(ctx: AnalysisContext, name: str, method: str, level: float,
                                method="none (fewer than 2 clusters)", confidence_level=level,
                                note=_fraction_note(ctx.outcomes.rule)), []
     cm = clustered_mean_interval(vals, clusters, confidence_level=level, correction="CR2")
+    if cm.note:  # zero width (no variation between clusters): never shown as certainty
+        return _no_variation(vals, clusters, level, ctx.outcomes.rule), []
     return ProportionEntry(successes=float(vals.sum()), n=n, estimate=cm.estimate, low=max(0.0, cm.low),
                            high=min(1.0, cm.high), method="clustered_mean_t (CR2)",
                            confidence_level=cm.confidence_level, n_clusters=cm.n_clusters,
                            note=_fraction_note(ctx.outcomes.rule)), []
+
+
+def _no_variation(vals: np.ndarray, clusters: np.ndarray, level: float, rule: str) -> ProportionEntry:
+    """Fractional outcomes with no variation between clusters (all 0, say): the CR2 t interval has zero
+    width; the cluster-aware Wilson interval counts clusters instead (issue 18, finding 9)."""
+    from evalspec.stats import clustered_proportion_interval
+
+    r = clustered_proportion_interval(vals, clusters, confidence_level=level, method="wilson")
+    why = ("The clustered t interval has zero width here (every cluster's outcomes average the same), which "
+           "would read as certainty; the interval shown is the cluster-aware Wilson interval instead: " + r.note + ".")
+    return ProportionEntry(successes=float(vals.sum()), n=int(vals.size), estimate=float(r.estimate),
+                           low=float(r.low), high=float(r.high), method=f"{r.method} (no variation between clusters)",
+                           confidence_level=float(r.confidence_level), n_clusters=int(r.n_clusters),
+                           design_effect=float(r.design_effect), note=f"{_fraction_note(rule)} {why}")
 
 
 def _fraction_note(rule: str) -> str:

@@ -228,7 +228,7 @@ def test_conservative_df_rule_matches_recipe(method: str, alternative: str) -> N
     assert 0 < y.sum() < y.size
     lo, hi, n_eff = korn_graubard(y, labels, 0.95, method, alternative, conservative=True)
     r = clustered_proportion_interval(y, labels, 0.95, method, alternative, degrees_of_freedom="conservative")
-    bm = clustered_proportion_interval(y, labels, 0.95, method, alternative)
+    bm = clustered_proportion_interval(y, labels, 0.95, method, alternative, degrees_of_freedom="bell_mccaffrey")
     assert r.interval == pytest.approx((lo, hi), abs=1e-9) and r.effective_n == pytest.approx(n_eff, rel=1e-9)
     assert r.df <= bm.df and r.low <= bm.low + 1e-12 and bm.high <= r.high + 1e-12
 
@@ -242,7 +242,7 @@ def test_clustered_proportion_matches_korn_graubard_recipe(method: str, alternat
     cluster_p = rng.beta(2, 3, size=sizes.size)
     y = (rng.random(labels.size) < cluster_p[labels]).astype(float)
     lo, hi, n_eff = korn_graubard(y, labels, 0.95, method, alternative)
-    r = clustered_proportion_interval(y, labels, 0.95, method, alternative)
+    r = clustered_proportion_interval(y, labels, 0.95, method, alternative, degrees_of_freedom="bell_mccaffrey")
     assert r.interval == pytest.approx((lo, hi), abs=1e-9)
     assert r.effective_n == pytest.approx(n_eff, rel=1e-9)
     assert r.design_effect > 1.5  # strongly clustered data
@@ -276,20 +276,26 @@ def test_clustered_proportion_invariants(
         assert m.low == pytest.approx(1 - r.high, abs=1e-9) and m.high == pytest.approx(1 - r.low, abs=1e-9)
 
 
-def test_clustered_proportion_degenerate_cases_fall_back_to_independent() -> None:
+def test_clustered_proportion_degenerate_cases() -> None:
+    """Every outcome equal: the clusters are counted, not the cases (issue 18, finding 9); every
+    cluster with the same mean inside (0, 1): independent cases, with a note."""
     labels = np.repeat(np.arange(5), 10)
     r = clustered_proportion_interval(np.ones(50), labels)
-    assert r.design_effect == 1.0 and r.effective_n == 50 and "cannot be estimated" in r.note
-    assert r.interval == proportion_interval(50, 50).interval
+    assert r.design_effect == pytest.approx(10.0) and r.effective_n == pytest.approx(5.0)
+    assert "counts clusters" in r.note
+    assert r.interval == pytest.approx(proportion_interval(5, 5).interval)  # Wilson 5 of 5
+    uneven = np.repeat(np.arange(3), [1, 1, 8])  # Kish: 100 / 66 effective clusters
+    r = clustered_proportion_interval(np.zeros(10), uneven)
+    assert r.effective_n == pytest.approx(100 / 66) and r.low == 0.0
     same = np.tile([1.0, 0.0], 25)  # every cluster has mean 1/2
     r = clustered_proportion_interval(same, labels)
     assert r.note and r.interval == proportion_interval(25, 50).interval
 
 
-def test_failure_bound_zero_failures_is_the_independent_bound() -> None:
+def test_failure_bound_zero_failures_counts_clusters() -> None:
     r = clustered_failure_upper_bound(np.zeros(60), np.arange(60) % 12)
     assert r.low == 0.0 and r.alternative == "less"
-    assert r.high == pytest.approx(1 - 0.05 ** (1 / 60), rel=1e-12)
+    assert r.high == pytest.approx(1 - 0.05 ** (1 / 12), rel=1e-9)  # 12 equal clusters, none failed
     assert "cannot be estimated" in r.note
 
 
