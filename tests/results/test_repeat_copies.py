@@ -88,3 +88,17 @@ def test_lm_eval_limits_say_what_the_filter_did_and_only_when_it_did() -> None:
     (maj,) = read_logs([res], "lm_eval", Options(task="evalspec_gen", filter="maj@3"))
     (msg,) = [d["message"] for d in claim_limits([maj])]
     assert "majority vote" in msg
+
+
+def test_inspect_epochs_replayed_from_a_cache_shared_across_epochs(tmp_path: Path) -> None:
+    """generate(cache=CachePolicy(per_epoch=False)): every epoch after the first replays the first response."""
+    log = FIX / "inspect_ai" / "passk" / "mockllm-terse_epochs5_cache-per-epoch-false.eval"
+    (lf,) = read_logs([log], "inspect", Options())
+    assert lf.provenance["copied_repeats"]["count"] == 40
+    stage(tmp_path, log)
+    plan = write_plan(tmp_path, f'  results: ["{log.name}"]\n  format: inspect\n  candidate_names: {{mockllm/model: strong}}',
+                      candidates=("strong", "weak"), repeats=5, cluster=None,
+                      analyses="\n  - {kind: proportion}")
+    res = _run(plan)
+    assert res.exit_code == 2, res.output
+    assert "40 of the repeats in this log are copies" in res.output and "per_epoch" in res.output

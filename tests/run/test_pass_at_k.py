@@ -175,3 +175,32 @@ def test_run_on_the_real_logs_under_pass_at_k(tmp_path: Path) -> None:
     assert paired.get("table") is None  # no 2x2 table for fractional case outcomes
     want = (sum(_reductions(TERSE)["pass_at_2"].values()) - sum(_reductions(VERBOSE)["pass_at_2"].values())) / 10
     assert paired["estimate"] == pytest.approx(want, abs=1e-12)
+
+
+def test_slices_and_the_paired_table_under_pass_hat_k(tmp_path: Path) -> None:
+    """Declared slices take the fractional path too: per-group pass^2 means, no binomial interval."""
+    from logs_helpers import stage, write_plan
+
+    from evalspec.cli import cli
+
+    stage(tmp_path, TERSE, VERBOSE)
+    plan = write_plan(tmp_path, f"""  results: ["{TERSE.name}", "{VERBOSE.name}"]
+  format: inspect
+  candidate_from: [task_args.prompt]""", candidates=("terse", "verbose"), repeats=5, rule="pass_hat_k",
+                      extra_attempts=", k: 2", analyses="""
+  - {kind: proportion}
+  - {kind: paired_difference, compare: [terse, verbose]}
+  - {kind: slices}""")
+    plan.write_text(plan.read_text() + "slices:\n  - {name: difficulty, column: difficulty}\n")
+    res = CliRunner().invoke(cli, ["run", str(plan), "--out", str(tmp_path / "out")],
+                             env={"EVALSPEC_NO_REPORT": "1", "SOURCE_DATE_EPOCH": "1796126400"})
+    assert res.exit_code == 0, res.output
+    claim = json.loads((tmp_path / "out" / "claim.json").read_text(encoding="utf-8"))
+    slices = next(a for a in claim["analyses"] if a["kind"] == "slices")["result"]
+    (entry,) = slices["entries"] if "entries" in slices else slices["slices"]
+    red = _reductions(TERSE)["pass_k_2"]
+    for group in entry["groups"]:
+        cases = [f"q{i:02d}" for i in range(10) if (i < 5) == (group["value"] == "easy")]
+        got = group["candidates"]["terse"]
+        assert got["estimate"] == pytest.approx(sum(red[c] for c in cases) / len(cases), abs=1e-12)
+        assert "binomial" not in got["method"] and "pass^k" in (got.get("note") or "")

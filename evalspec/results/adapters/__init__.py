@@ -324,6 +324,12 @@ def _check_copied_repeats(raws: list[Any]) -> None:
     for raw in raws:
         if not isinstance(raw, LogFile):
             continue
+        copied = raw.provenance.get("copied_repeats")
+        if isinstance(copied, dict) and isinstance(copied.get("count"), int) and copied["count"] > 0:
+            problems.append(Diagnostic(
+                file=raw.display, key="data.results",
+                message=f"{copied['count']} of the repeats in this log are copies, not independent attempts: "
+                f"{copied.get('why')}", hint=str(copied.get("fix") or "rerun so every repeat is a new call")))
         n = raw.provenance.get("cached_repeats")
         if isinstance(n, int) and n > 0:
             problems.append(Diagnostic(

@@ -354,6 +354,11 @@ def _provenance(display: str, digest: str, header: dict[str, Any], container: st
         if diff:
             notes.append(diff)
     epochs, reducers = config.get("epochs"), config.get("epochs_reducer")
+    copied = _epoch_copies(header, epochs, per_case)
+    if copied:
+        notes.append(f"The solver generates with a cache that is shared across epochs (generate(cache=CachePolicy("
+                     f"per_epoch=False))): epochs 2 to {epochs} of a sample replay its first response, so "
+                     f"{copied} sample-epoch(s) are copies, not independent attempts.")
     if isinstance(epochs, int) and epochs > 1 and reducers == []:
         notes.append(f"inspect_ai ran without an epoch reducer (--no-epochs-reducer): its metrics treat each of the "
                      f"{n} sample-epochs as its own sample, so its stderr counts the {epochs} epochs of a sample as "
@@ -378,6 +383,10 @@ def _provenance(display: str, digest: str, header: dict[str, Any], container: st
         "reported": {"scorer": scorer, "reducer": reducer, "metrics": tool_metrics, "value": acc, "stderr": stderr,
                      "recomputed_value": recomputed, "by_reducer": by_reducer},
         "per_repeat_outcomes": True, "notes": notes,
+        **({"copied_repeats": {"count": copied, "why": "inspect_ai's generate cache is shared across epochs "
+                               "(CachePolicy per_epoch=False): later epochs replay the first response",
+                               "fix": "rerun without the cache, or with CachePolicy(per_epoch=True)"}}
+           if copied else {}),
     }
 
 
@@ -391,3 +400,14 @@ def _by_reducer(reported: list[dict[str, Any]], scorer: str | None) -> dict[str,
         out[key] = {str(m.get("name", k)): number_or_none(m.get("value")) for k, m in r["metrics"].items()
                     if isinstance(m, dict) and not m.get("params")}
     return out
+
+
+def _epoch_copies(header: dict[str, Any], epochs: Any, per_case: dict[str, list[float]]) -> int:
+    """Sample-epochs replayed from a cache shared across epochs (a generate step with per_epoch false)."""
+    if not isinstance(epochs, int) or epochs < 2:
+        return 0
+    for step in as_dict(header.get("plan")).get("steps") or []:
+        cache = as_dict(as_dict(step).get("params")).get("cache")
+        if isinstance(cache, dict) and cache.get("per_epoch") is False:
+            return sum(max(len(v) - 1, 0) for v in per_case.values())
+    return 0
