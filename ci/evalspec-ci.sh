@@ -44,7 +44,7 @@ gate_args=(--junit "$out/gate.junit.xml")
 gate_rc=0
 evalspec gate "$out/claim.json" "${gate_args[@]}" || gate_rc=$?
 if [ "$audit_rc" -ne 0 ]; then
-  step "the audit found problems: $(tail -n 1 "$out/audit.txt")"
+  step "the audit found problems: $out/audit.txt lists every check"
 fi
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
   printf 'gate=%s\naudit=%s\n' "$gate_rc" "$audit_rc" >>"$GITHUB_OUTPUT"
