@@ -28,6 +28,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from evalspec.results.adapters.graders import inspect_model_scorer
 from evalspec.results.adapters.base import (
     as_dict, candidate_fields, candidate_name, fields_shown, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
     number_or_none, read_bytes, sha256_of,
@@ -382,7 +383,7 @@ def _provenance(display: str, digest: str, header: dict[str, Any], container: st
         "samples": n, "errors": errors, "missing_outcomes": unscored, "invalidated": invalidated,
         "reported": {"scorer": scorer, "reducer": reducer, "metrics": tool_metrics, "value": acc, "stderr": stderr,
                      "recomputed_value": recomputed, "by_reducer": by_reducer},
-        "per_repeat_outcomes": True, "notes": notes,
+        "per_repeat_outcomes": True, "notes": notes, "graded_by_model": inspect_model_scorer(scorer),
         **({"copied_repeats": {"count": copied, "why": "inspect_ai's generate cache is shared across epochs "
                                "(CachePolicy per_epoch=False): later epochs replay the first response",
                                "fix": "rerun without the cache, or with CachePolicy(per_epoch=True)"}}

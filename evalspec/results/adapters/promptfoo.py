@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evalspec.results.adapters.graders import promptfoo_model_assertions
 from evalspec.results.adapters.base import (
     as_dict, candidate_fields, candidate_name, fields_shown, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
     mean_or_none, read_bytes, sha256_of, valid_line,
@@ -314,5 +315,6 @@ def _rows(path: Path, display: str, digest: str, doc: dict[str, Any], options: O
                      "per_candidate": per_candidate},
         "per_repeat_outcomes": True, "notes": notes, "candidate_fields_by_candidate": field_sets,
         "cached_results": cached, "cached_repeats": cached_repeats,
+        "graded_by_model": promptfoo_model_assertions(results),
     }
     return make_log_file(path, display, "promptfoo", digest, rows, "result", provenance)
