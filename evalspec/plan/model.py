@@ -244,13 +244,18 @@ class Data(_Strict):
         False, description="Read the completed samples of a tool run that stopped early (status error or "
         "cancelled), flagged as partial, instead of refusing it.",
     )
+    grader: Literal["model", "people", "program"] | None = Field(
+        None, description="Who graded the outcomes: 'model' (an LLM judge), 'people' or 'program' (an exact check). "
+        "With 'model' and no analysis measuring the grader against people's labels (judge_corrected), the report "
+        "states it as a limit; tool logs of model-graded scorers say so themselves.",
+    )
 
     __section_rules__ = ((("format", "select", "allow_partial", "candidate_from"), _data_rules),)
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
         return _drop_unset_additions(handler(self), ("select", "candidate_from", "candidate_names", "missing_values",
-                                                     "allow_partial"))
+                                                     "allow_partial", "grader"))
 
     @field_validator("results")
     @classmethod

@@ -201,10 +201,12 @@ def load_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Che
     ``plan_diagnostic(key, message, hint=...)`` locates problems that belong to the plan.
     """
     from evalspec.results.adapters import attach_provenance, claim_limits
+    from evalspec.results.adapters.graders import grader_limits
 
     raws = read_all(plan, plan_path, plan_diagnostic)
     checked = check_results(build_table(raws, plan, plan_diagnostic), plan)
     checked.detected.extend(claim_limits(raws, plan_path.parent))  # tool logs: a partial run, repeats the tool already reduced
+    checked.detected.extend(grader_limits(plan, raws))  # a model grader nobody checked against people
     attach_provenance(checked.tidy, raws, plan_path.parent)  # tool logs: what was read, as `file.provenance`
     return checked
 
