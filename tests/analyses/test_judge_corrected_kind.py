@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalspec.analyses.context import AnalysisContext, AnalysisRefused
 from evalspec.analyses.judge_corrected import KIND, JudgeCorrectedParams, compute
@@ -190,3 +192,20 @@ def test_example_verdict_rests_on_the_corrected_interval(tmp_path: Path) -> None
     assert claim["decision"]["primary_analysis"] == jc["index"]
     assert naive["low"] > 0  # the judge alone would show v2 better
     assert claim["decision"]["verdict"] == "inconclusive"  # what people would say does not
+
+LABEL_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True),
+                         st.text(max_size=6), st.sampled_from(["pass", "FAIL", " yes ", "", "nan", "C", "I"]),
+                         st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=1))
+
+
+@settings(derandomize=True, database=None, max_examples=80, deadline=None)
+@given(st.lists(LABEL_VALUES, min_size=40, max_size=40))
+def test_any_label_column_gives_numbers_or_a_refusal_in_words(values: list) -> None:
+    ctx, _ = study(n=20, clusters=None, human_values=values)
+    try:
+        out = compute(ctx, params())
+    except AnalysisRefused as exc:
+        assert "human label" in str(exc) or "pass/fail labels" in str(exc) or "stratum" in str(exc)
+        return
+    for e in out.result.candidates.values():
+        assert 0.0 <= e.corrected.low <= e.corrected.high <= 1.0
