@@ -280,7 +280,8 @@ def _ppi(y: np.ndarray, f: np.ndarray, lab: np.ndarray, ctx: Any, idx: np.ndarra
 
 
 def _intervals(r: Any, level: float) -> tuple[Interval, Interval]:
-    corrected = Interval(estimate=r.estimate, low=r.low, high=r.high, method=r.method, confidence_level=level)
+    method = r.method.replace("prediction-powered inference", "people's labels by prediction-powered inference", 1)
+    corrected = Interval(estimate=r.estimate, low=r.low, high=r.high, method=method, confidence_level=level)
     human = Interval(estimate=r.classical_estimate, low=r.classical_low, high=r.classical_high,
                      method="human labels only (lambda = 0)", confidence_level=level)
     return corrected, human
