@@ -209,3 +209,20 @@ def test_any_label_column_gives_numbers_or_a_refusal_in_words(values: list) -> N
         return
     for e in out.result.candidates.values():
         assert 0.0 <= e.corrected.low <= e.corrected.high <= 1.0
+
+
+def test_a_real_gain_survives_the_correction(tmp_path: Path) -> None:
+    """v4 is truly better than current by about 20 points (generate.py): the corrected verdict says so."""
+    from click.testing import CliRunner
+
+    from evalspec.cli import cli
+
+    example = ROOT / "examples" / "judge-leaderboard"
+    (tmp_path / "results.jsonl").write_bytes((example / "results.jsonl").read_bytes())
+    (tmp_path / "plan.yaml").write_text((example / "plan.yaml").read_text().replace("[v2, current]", "[v4, current]"))
+    res = CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml"), "--out", str(tmp_path / "out")],
+                             env={"SOURCE_DATE_EPOCH": "1796126400", "EVALSPEC_NO_REPORT": "1"})
+    assert res.exit_code == 0, res.output
+    claim = json.loads((tmp_path / "out" / "claim.json").read_text())
+    assert claim["decision"]["verdict"] == "worth_acting_on"
+    assert claim["decision"]["primary"]["low"] > 0.05
