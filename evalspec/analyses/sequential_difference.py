@@ -1,9 +1,15 @@
 """``sequential_difference``: an anytime-valid confidence sequence for the primary paired difference.
 
 For plans with ``stopping.rule: sequential``. The independent units (clusters when the plan
-declares them, else cases) are taken in the order they were run (earliest timestamp of their
-cases, when the results carry timestamps), each contributing its paired difference in
-``[-1, 1]`` (a cluster: the mean over its cases of candidate minus baseline). The betting
+declares them, else cases) are taken in the plan's **preregistered random order**
+(``stopping.order``, written by ``evalspec order``; its SHA-256 is checked), and at each look
+they must be the first units of that order (a gap is a verdict caveat naming it). Without a
+preregistered order they are taken by timestamp (or results order), with a verdict caveat: a
+harness that runs cases by category breaks the sequence's assumption that each new unit is a
+random draw. Each unit contributes its paired difference in ``[-1, 1]``; a cluster, the mean
+over its cases, **weighted by its size** over a bound on every cluster's size (the largest
+cluster of the preregistered order), so the sequence bounds the case-weighted difference the
+plan's thresholds are about, not the average over clusters. The betting
 confidence sequence of Waudby-Smith & Ramdas ("Estimating means of bounded random variables
 by betting", JRSS-B 2024; see :mod:`evalspec.stats.sequential`) holds at every look at once,
 so the interim looks the plan declares — or more — keep the stated level, unlike a fixed
@@ -25,6 +31,8 @@ Looks are scheduled at ``ceil(j * max_units / looks)`` units, ``j = 1..looks`` (
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -84,7 +92,7 @@ class SequentialDifferenceResult(ResultModel):
     baseline: str
     unit: str = Field(description="'cases' or 'clusters (<column>)'.")
     units: int = Field(description="Independent units with both candidates so far.")
-    order: str = Field(description="How units were ordered: 'timestamp' or 'results order'.")
+    order: str = Field(description="How units were ordered: 'preregistered order', 'timestamp' or 'results order'.")
     goal: str
     target: float | None = Field(description="Minimum improvement (superiority) or margin the actions test against.")
     confidence_level: float
@@ -157,6 +165,133 @@ def _sort_key(value: Any) -> tuple[int, str]:
     return (0, value.isoformat() if hasattr(value, "isoformat") else str(value))
 
 
+@dataclass
+class _Units:
+    """The units in the order the sequence takes them: values, weights, how they were ordered."""
+
+    values: Any
+    weights: Any
+    unit: str
+    order_name: str
+    bound: int
+    caveats: list[Caveat]
+
+
+def _load_order(ctx: Any) -> Any:
+    """The plan's preregistered case order (None when the plan has none)."""
+    import hashlib
+
+    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.unit_order import parse_order
+
+    ref = getattr(getattr(getattr(ctx, "plan", None), "stopping", None), "order", None)
+    base = getattr(ctx, "plan_dir", None)
+    if ref is None or base is None:
+        return None
+    from evalspec._files import read_text
+    from evalspec.errors import InputError
+
+    path = Path(base) / ref.file
+    try:
+        text = read_text(path, what="case order", limit=64 * 1024**2) or ""
+    except InputError as exc:
+        raise AnalysisRefused(f"the preregistered case order {ref.file} cannot be read: "
+                              f"{str(exc).splitlines()[0]}") from None
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if digest != ref.sha256:
+        raise AnalysisRefused(f"the case order {ref.file} is not the one the plan recorded (SHA-256 {digest[:12]}..., "
+                              f"the plan says {ref.sha256[:12]}...): the order was changed after it was preregistered")
+    order, problem = parse_order(text)
+    if order is None:
+        raise AnalysisRefused(f"the case order {ref.file}: {problem}")
+    return order
+
+
+def _ordered_units(ctx: Any, pair: Any, diff: Any, params: Any) -> _Units:
+    """Units (clusters when declared, else cases) in the preregistered order, else timestamp / results order.
+
+    With clusters each unit is its cluster's mean difference, weighted by its size over a bound
+    on every cluster's size (the largest cluster of the preregistered order, else of the data):
+    the sequence then bounds the case-weighted difference the thresholds are about.
+    """
+    import numpy as np
+
+    caveats: list[Caveat] = []
+    order = _load_order(ctx)
+    stamps = _timestamp_column(ctx)
+    case_ids = getattr(ctx, "case_ids", None)
+    case_ids = np.arange(int(pair.cases.max()) + 1).astype(str).astype(object) if case_ids is None or not len(
+        case_ids) else np.asarray(case_ids, dtype=object)
+    case_key = [(_sort_key(None) if stamps is None else _sort_key(stamps[c]), int(c)) for c in pair.cases]
+    clustered = pair.clusters is not None
+    if clustered:
+        label = getattr(ctx, "cluster_label", None)
+        labels = [label(int(g)) if callable(label) and getattr(ctx, "cluster_ids", None) is not None else str(g)
+                  for g in pair.clusters.tolist()]
+        first_key: dict[str, Any] = {}
+        sums: dict[str, float] = {}
+        counts: dict[str, int] = {}
+        for key, g, dv in zip(case_key, labels, diff.tolist(), strict=True):
+            first_key[g] = min(first_key.get(g, key), key)
+            sums[g] = sums.get(g, 0.0) + dv
+            counts[g] = counts.get(g, 0) + 1
+        keys = list(first_key)
+        fallback = first_key
+    else:
+        keys = [str(case_ids[c]) for c in pair.cases.tolist()]
+        fallback = dict(zip(keys, case_key, strict=True))
+    if order is not None:
+        pos = order.unit_positions() if clustered == order.clustered else {}
+        if clustered != order.clustered:
+            caveats.append(Caveat(code="order_units_differ", severity="verdict", message=(
+                "The preregistered order lists " + ("clusters" if order.clustered else "cases") + " but the plan's "
+                "units are " + ("clusters" if clustered else "cases") + ": the order cannot be checked.")))
+        far = len(pos) + 1
+        ordered = sorted(keys, key=lambda k: (pos.get(k, far), fallback[k]))
+        order_name = "preregistered order"
+        caveats += _prefix_caveats(ordered, pos, clustered)
+    else:
+        ordered = sorted(keys, key=lambda k: fallback[k])
+        order_name = "timestamp" if stamps is not None else "results order"
+        caveats.append(Caveat(code="order_not_preregistered", severity="verdict" if params.primary else "note",
+                              message=(
+            f"The units were taken in {order_name}, not in a preregistered random order: the confidence sequence "
+            "assumes each new unit is a random draw, and a harness that runs the cases by category or difficulty "
+            "can make it exclude the truth at every look. `evalspec order` draws the order to run them in.")))
+    column = getattr(getattr(getattr(ctx, "plan", None), "units", None), "cluster", None)
+    if not clustered:
+        idx = {k: i for i, k in enumerate(keys)}
+        return _Units(np.array([float(diff[idx[k]]) for k in ordered]), None, "cases", order_name, 1, caveats)
+    sizes = np.array([counts[g] for g in ordered], dtype=np.float64)
+    values = np.array([sums[g] / counts[g] for g in ordered])
+    bound = int(max(order.largest_cluster() if order is not None and order.clustered else 0, sizes.max()))
+    weights = None if sizes.min() == sizes.max() == bound else sizes / bound
+    unit = f"clusters ({column})" if column else "clusters"
+    return _Units(values, weights, unit, order_name, bound, caveats)
+
+
+def _prefix_caveats(ordered: list[str], pos: dict[str, int], clustered: bool) -> list[Caveat]:
+    """A verdict caveat when the analysed units are not the first units of the preregistered order."""
+    what = "clusters" if clustered else "cases"
+    out: list[Caveat] = []
+    outside = [k for k in ordered if k not in pos]
+    inside = sorted(pos[k] for k in ordered if k in pos)
+    skipped = sorted(set(range(inside[-1] + 1)) - set(inside)) if inside else []
+    if skipped:
+        names = {v: k for k, v in pos.items()}
+        shown = ", ".join(f"{names[i]} (position {i + 1})" for i in skipped[:5])
+        out.append(Caveat(code="order_gap", severity="verdict", message=(
+            f"The analysed {what} are not the first {len(inside)} of the preregistered order: {len(skipped)} earlier "
+            f"{what} have no outcomes yet ({shown}{', ...' if len(skipped) > 5 else ''}). The sequence's guarantee "
+            "holds for a prefix of the order; run the skipped ones before reading it.")))
+    if outside:
+        shown = ", ".join(outside[:5])
+        out.append(Caveat(code="order_unlisted", severity="verdict", message=(
+            f"{len(outside)} analysed {what} are not in the preregistered order ({shown}"
+            f"{', ...' if len(outside) > 5 else ''}); they were taken after the listed ones.")))
+    return out
+
+
 def decide_action(goal: str, target: float | None, low: float, high: float, final: bool) -> tuple[Action, str]:
     """The monitoring action for an anytime-valid interval ``[low, high]`` (pure; documented above)."""
     pts = lambda x: f"{x * 100:+.1f} points"  # noqa: E731
@@ -199,41 +334,13 @@ def compute(ctx: Any, params: SequentialDifferenceParams) -> Outcome:
     if pair.x.size == 0:
         raise AnalysisRefused(f"no case has outcomes of both {first} and {second}")
     diff = pair.x - pair.y
-    stamps = _timestamp_column(ctx)
-    caveats: list[Caveat] = []
-    case_key = [(_sort_key(None) if stamps is None else _sort_key(stamps[c]), int(c)) for c in pair.cases]
-    order_name = "timestamp" if stamps is not None else "results order"
-    if stamps is None:
-        caveats.append(Caveat(code="no_timestamps", severity="note", message=(
-            "The results carry no timestamps, so units were taken in the order of the results; the sequence is "
-            "valid for that order.")))
+    units_in = _ordered_units(ctx, pair, diff, params)
+    values, weights, caveats, order_name = units_in.values, units_in.weights, units_in.caveats, units_in.order_name
+    unit, method, estimand = units_in.unit, METHOD, "case_weighted_difference"
     if pair.clusters is not None:
-        labels = np.unique(pair.clusters)
-        first_key: dict[int, Any] = {}
-        sums: dict[int, float] = {}
-        counts: dict[int, int] = {}
-        for key, g, dv in zip(case_key, pair.clusters.tolist(), diff.tolist(), strict=True):
-            first_key[g] = min(first_key.get(g, key), key)
-            sums[g] = sums.get(g, 0.0) + dv
-            counts[g] = counts.get(g, 0) + 1
-        ordered = sorted(labels.tolist(), key=lambda g: first_key[g])
-        values = np.array([sums[g] / counts[g] for g in ordered])
-        column = None
-        plan = getattr(ctx, "plan", None)
-        column = getattr(getattr(plan, "units", None), "cluster", None)
-        unit = f"clusters ({column})" if column else "clusters"
-        method = f"{METHOD}, on per-cluster mean differences"
-        estimand = "cluster_weighted_difference" if len(set(counts.values())) > 1 else "case_weighted_difference"
-        if len(set(counts.values())) > 1:
-            caveats.append(Caveat(code="cluster_weighted_estimand", severity="note", message=(
-                "Each cluster counts equally: the sequence bounds the average over clusters of their mean "
-                "difference, which differs from the case-weighted difference when clusters differ in size.")))
-    else:
-        idx = sorted(range(diff.size), key=lambda i: case_key[i])
-        values = diff[idx].astype(float)
-        unit = "cases"
-        method = METHOD
-        estimand = "case_weighted_difference"
+        method = (f"{METHOD}, on per-cluster mean differences weighted by cluster size (each case counting once; "
+                  f"sizes bounded by {units_in.bound})" if weights is not None else
+                  f"{METHOD}, on per-cluster mean differences (clusters of equal size)")
     n = int(values.size)
     if rule != "sequential":
         caveats.append(Caveat(code="fixed_design", severity="note", message=(
@@ -250,7 +357,7 @@ def compute(ctx: Any, params: SequentialDifferenceParams) -> Outcome:
     reached = [t for t in schedule if t <= n]
     times = sorted(set(reached) | {n} | set(np.unique(np.linspace(1, n, num=min(n, 200)).round().astype(int)).tolist()))
     cs = betting_confidence_sequence(values, lower=-1.0, upper=1.0, confidence_level=level, times=times,
-                                     grid=params.grid)
+                                     grid=params.grid, weights=weights)
     at = {int(t): (float(e), float(lo), float(hi)) for t, e, lo, hi in zip(cs.times, cs.estimate, cs.low, cs.high,
                                                                            strict=True)}
     current_look = len(reached) if reached and reached[-1] == n else len(reached) + 1

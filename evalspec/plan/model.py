@@ -378,6 +378,16 @@ class Decision(_Strict):
         return _drop_unset_additions(handler(self), ("acceptable",))
 
 
+class UnitOrder(_Strict):
+    """The preregistered random order in which the harness evaluates the cases (``evalspec order`` writes it)."""
+
+    file: str = Field(description="The order file, relative to the plan: one case per line, in the order to run "
+                      "them (clusters kept together).")
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] = Field(
+        description="SHA-256 of the order file as written: the plan's hash (and its lock) covers the order itself.")
+    seed: int = Field(description="The seed the order was drawn with.")
+
+
 class Stopping(_Strict):
     """When data collection stops; recorded so repeated looks are visible."""
 
@@ -385,6 +395,14 @@ class Stopping(_Strict):
     max_units: int | None = Field(None, ge=1, description="Most independent units to collect.")
     decision_date: _dt.date | None = Field(None, description="Date (YYYY-MM-DD) by which the decision is made.")
     looks: int = Field(1, ge=1, le=1000, description="Planned looks at the data (1 for a fixed design).")
+    order: UnitOrder | None = Field(
+        None, description="The preregistered random order of the cases (written by `evalspec order`). A sequential "
+        "design needs it: its confidence sequence assumes each new unit is a random draw, and at each look the "
+        "analysed units must be the first ones of this order.")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_unset_additions(handler(self), ("order",))
 
     @field_validator("decision_date", mode="before")
     @classmethod

@@ -339,6 +339,20 @@ def _looks_without_sequential_method(view: PlanView) -> Iterable[Issue]:
                     "add a sequential analysis (an anytime-valid interval), or plan one look", stop.looks)
 
 
+@warning("stopping", "analyses")
+def _sequential_without_preregistered_order(view: PlanView) -> Iterable[Issue]:
+    """A confidence sequence assumes random arrival; harnesses run cases in dataset order (issue 18, #2)."""
+    stop = view.stopping
+    if any(a.kind == "sequential_difference" for _, a in view.analyses) and getattr(stop, "order", None) is None:
+        yield Issue(("stopping",),
+                    "a sequential analysis is planned but no case order is preregistered: the confidence sequence "
+                    "assumes each new unit is a random draw, and cases run in dataset or timestamp order (by "
+                    "category, by difficulty) can make it claim a difference that is not there (the verdict then "
+                    "carries a caveat)",
+                    "run `evalspec order PLAN --cases CASES` and add the stopping.order it prints; have the harness "
+                    "run the cases in that order")
+
+
 @warning("power", "decision", "attempts", "units", "stopping")
 def _planned_units_reach_the_goal(view: PlanView) -> Iterable[Issue]:
     """The planned units can detect the declared difference (audit engineer; assumptions from the `power` block)."""

@@ -83,20 +83,26 @@ class ConfidenceSequence:
         }
 
 
-def _bets(y: np.ndarray, alpha: float) -> np.ndarray:
-    """Predictable plug-in bets lambda_1..lambda_n (each uses only Y_1..Y_{t-1})."""
+def _bets(y: np.ndarray, alpha: float, w: np.ndarray | None = None) -> np.ndarray:
+    """Predictable plug-in bets lambda_1..lambda_n (each uses only Y_1..Y_{t-1}).
+
+    With weights, the centre is the running weighted mean and the variance that of the
+    weighted increments ``w_i (Y_i - mu_{i-1})`` (the bets only need to be predictable for the
+    sequence to hold; these keep them efficient). Without weights this is eq. 26 exactly.
+    """
     n = y.size
     t = np.arange(1, n + 1, dtype=np.float64)
-    mu = (0.5 + np.cumsum(y)) / (t + 1)  # mu_t after t observations
+    wt = np.ones(n) if w is None else w
+    mu = (0.5 + np.cumsum(wt * y)) / (1.0 + np.cumsum(wt))  # mu_t after t observations
     mu_prev = np.r_[0.5, mu[:-1]]  # mu_{i-1}: predictable centre for the i-th squared deviation
-    sig2 = (0.25 + np.cumsum((y - mu_prev) ** 2)) / (t + 1)
+    sig2 = (0.25 + np.cumsum((wt * (y - mu_prev)) ** 2)) / (t + 1)
     sig2_prev = np.r_[0.25, sig2[:-1]]
     return np.sqrt(2.0 * math.log(2.0 / alpha) / (sig2_prev * t * np.log1p(t)))
 
 
 def betting_confidence_sequence(x: Any, *, lower: float = 0.0, upper: float = 1.0, confidence_level: float = 0.95,
                                 times: Any = None, grid: int = 2000, truncation: float = 0.5,
-                                intersect: bool = True) -> ConfidenceSequence:
+                                intersect: bool = True, weights: Any = None) -> ConfidenceSequence:
     """Anytime-valid confidence sequence for the mean of observations bounded in ``[lower, upper]``.
 
     Parameters
@@ -118,6 +124,15 @@ def betting_confidence_sequence(x: Any, *, lower: float = 0.0, upper: float = 1.
         ``c`` in the truncation of the bets (``0 < c < 1``; the paper uses 1/2 or 3/4).
     intersect : bool
         Report the running intersection (default) or the raw per-time sets.
+    weights : array_like, optional
+        ``w_i`` in ``(0, 1]``, one per observation, known before the run (not chosen from the
+        outcomes): the sequence then bounds the **weighted** mean ``E[w X] / E[w]``. For
+        clusters, ``X_i`` is cluster ``i``'s mean difference and ``w_i = n_i / c`` its size over
+        a bound ``c`` on every cluster's size fixed in advance: the sequence bounds the
+        case-weighted difference ``E[S] / E[n]`` (each case counting once), not the average
+        over clusters. The capital is ``prod (1 + lambda_i w_i (Y_i - m))``: at the true
+        weighted mean each factor has conditional expectation 1 (clusters exchangeable), and
+        ``w_i <= 1`` keeps the truncation's positivity.
     """
     level = _level("confidence_level", confidence_level)
     alpha = 1.0 - level
@@ -142,8 +157,14 @@ def betting_confidence_sequence(x: Any, *, lower: float = 0.0, upper: float = 1.
         if want.size == 0 or want.min() < 1 or want.max() > n or np.any(np.diff(want) <= 0):
             raise InvalidArgument("times", times, f"must be increasing counts between 1 and {n}")
 
+    w: np.ndarray | None = None
+    if weights is not None:
+        w = np.asarray(weights, dtype=np.float64).ravel()
+        if w.size != arr.size or not np.all(np.isfinite(w)) or w.min() <= 0 or w.max() > 1 + 1e-12:
+            raise InvalidArgument("weights", weights, "needs one weight in (0, 1] per observation")
+        w = np.minimum(w, 1.0)
     y = np.clip((arr - lo_b) / (hi_b - lo_b), 0.0, 1.0)
-    lam = _bets(y, alpha)
+    lam = _bets(y, alpha, w)
     step = 1.0 / grid
     m = (np.arange(grid) + 0.5) * step
     cap_plus = c / m  # truncation keeps 1 + lambda (y - m) >= 1 - c > 0
@@ -153,7 +174,8 @@ def betting_confidence_sequence(x: Any, *, lower: float = 0.0, upper: float = 1.
     log_kp = np.zeros(grid)
     log_km = np.zeros(grid)
     rejected = np.zeros(grid, dtype=bool)
-    est = np.cumsum(arr) / np.arange(1, n + 1)
+    est = np.cumsum(arr) / np.arange(1, n + 1) if w is None else np.cumsum(w * arr) / np.cumsum(w)
+    wcol = np.ones((n, 1)) if w is None else w[:, None]
     out_low = np.empty(want.size)
     out_high = np.empty(want.size)
     j = 0
@@ -162,7 +184,7 @@ def betting_confidence_sequence(x: Any, *, lower: float = 0.0, upper: float = 1.
         stop = min(n, start + block)
         yb = y[start:stop, None]
         lb = lam[start:stop, None]
-        dev = yb - m[None, :]
+        dev = wcol[start:stop] * (yb - m[None, :])
         kp = np.cumsum(np.log1p(np.minimum(lb, cap_plus[None, :]) * dev), axis=0) + log_kp
         km = np.cumsum(np.log1p(-np.minimum(lb, cap_minus[None, :]) * dev), axis=0) + log_km
         rej_t = (kp >= thresh) | (km >= thresh)
@@ -176,7 +198,7 @@ def betting_confidence_sequence(x: Any, *, lower: float = 0.0, upper: float = 1.
             if not ok.any():  # the intersection emptied (probability <= alpha): use the set at this time
                 ok = ~rej_t[row]
             if not ok.any():  # every grid point rejected: report the point estimate's neighbourhood
-                k = int(np.clip(np.floor(y[: want[j]].mean() / step), 0, grid - 1))
+                k = int(np.clip(np.floor((est[want[j] - 1] - lo_b) / (hi_b - lo_b) / step), 0, grid - 1))
                 ok = np.zeros(grid, dtype=bool)
                 ok[k] = True
             idx = np.flatnonzero(ok)

@@ -121,10 +121,12 @@ def test_clusters_ordered_by_time() -> None:
     assert "per-cluster mean differences" in r.method
 
 
-def test_without_timestamps_a_note_says_so() -> None:
+def test_without_a_preregistered_order_a_verdict_caveat_says_so() -> None:
     x, y = _pairs(50, 0.2, 0.1, seed=7)
     out = compute(Ctx(x, y, max_units=None), P)
-    assert {"no_timestamps", "no_look_schedule"} <= {c.code for c in out.caveats}
+    assert {"order_not_preregistered", "no_look_schedule"} <= {c.code for c in out.caveats}
+    cav = next(c for c in out.caveats if c.code == "order_not_preregistered")
+    assert cav.severity == "verdict" and "results order" in cav.message
     assert out.result.looks[-1].units == 50 and out.result.max_units is None
 
 
