@@ -236,9 +236,11 @@ def look_number(claim: dict[str, Any], plan_file: str, previous: list[LedgerEntr
     def state(data: Any) -> str:
         return repr([(d.get("path"), d.get("sha256")) for d in data or [] if isinstance(d, dict)])
 
+    period = (plan.get("registered") or {}).get("period")  # a recurring evaluation: each period its own budget
+    period = period if isinstance(period, str) else None
     seen: list[str] = []
     for e in previous:
-        if e.get("plan_file") == plan_file and e.get("plan_id") == plan.get("id"):
+        if e.get("plan_file") == plan_file and e.get("plan_id") == plan.get("id") and e.get("period") == period:
             key = state(e.get("data"))
             if key not in seen:
                 seen.append(key)

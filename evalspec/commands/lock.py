@@ -48,7 +48,7 @@ def lock(plan: str, force: bool) -> None:
     if existing["state"] == "prior_to_analysis":
         n = len(existing["files"])
         click.echo(f"{plan}: note: {n} results file(s) the plan names already exist; the lock records them as "
-                   "existing data, and the audit fails a claim that analyses those very files (check a pilot "
+                   "existing data, and the audit flags a claim that analyses those very files (check a pilot "
                    "with `evalspec validate --data` instead, then collect fresh results)", err=True)
 
 

@@ -98,6 +98,9 @@ def _process(claim: dict[str, Any]) -> list[tuple[str, str]]:
                                                           if _d(plan.get("registered")).get("period") else "")),
             ("Lock", lock_text), ("Look", look),
             ("Deviations", f"{len(deviations)} recorded" if deviations else "none")]
+    record = _d(claim.get("process"))
+    if isinstance(record.get("line"), str):  # the run's own process checks (the audit's, at run time)
+        rows.insert(0, ("Process", md_text(record["line"])))
     return rows
 
 

@@ -95,6 +95,9 @@ def test_report_format_markdown_prints_or_writes_and_carries_the_audit(tmp_path:
     tree = render(done.stdout)
     text = "".join(tree.text)
     assert "Verdict: Worth acting on" in text and "Audit: passed" in text and "numbers not re-run" in text
+    cells = {row[0]: row[1] for row in tree.rows if len(row) == 2}
+    record = json.loads((tmp_path / "out" / "claim.json").read_text(encoding="utf-8"))["process"]
+    assert cells["Process"] == " ".join(record["line"].split())  # the run's own process line
     assert not (tmp_path / "out" / "summary.md").exists()
     written = cli(tmp_path, "report", "out/claim.json", "--format", "markdown", "--out", "pr")
     assert written.exit_code == 0 and (tmp_path / "pr" / "summary.md").read_text(encoding="utf-8") == done.stdout
