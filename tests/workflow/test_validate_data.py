@@ -184,3 +184,17 @@ def _table(path: Path, seed: int, start: str = "2026-11-01T10:00:00Z") -> None:
     rows = [{"candidate": c, "case_id": f"q{i:02d}", "outcome": rng.random() < 0.7, "ts": start}
             for i in range(20) for c in ("A", "B")]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_a_pilot_whose_model_version_changes_is_refused_at_its_rows(tmp_path: Path) -> None:
+    """Seed 000: do not pool runs across a model update without identifying the versions."""
+    from workflow_helpers import table_plan, write_table
+
+    (tmp_path / "plan.yaml").write_text(table_plan(), encoding="utf-8")
+    write_table(tmp_path / "pilot.jsonl", seed=1, p_a=0.9, p_b=0.5, n=10)
+    rows = [json.loads(line) for line in (tmp_path / "pilot.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows[-2]["model_version"] = "v2"  # candidate A's last case was served by an updated model
+    (tmp_path / "pilot.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    done = cli(tmp_path, "validate", "plan.yaml", "--data", "pilot.jsonl")
+    assert done.exit_code == 2, done.output
+    assert "pilot.jsonl:" in done.stderr and "'v2'" in done.stderr and "version" in done.stderr
