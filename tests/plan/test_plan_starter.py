@@ -105,5 +105,7 @@ def test_init_given_another_file_says_what_to_give(tmp_path: Path) -> None:
 
 def test_the_starter_shows_where_tool_logs_are_named() -> None:
     text = starter_text()
-    assert ("  # File format; 'auto' decides by extension; inspect, lm_eval and promptfoo read those tools' logs\n"
-            "  # unchanged.\n  format: auto\n") in text
+    assert ("  # File format; 'auto' decides by extension; inspect, lm_eval, promptfoo, openai_evals, helm and\n"
+            "  # every_eval_ever read those tools' files unchanged (inspect_ai, lm-evaluation-harness, promptfoo,\n"
+            "  # openai/evals record logs, HELM run folders, Every Eval Ever instance-level records).\n"
+            "  format: auto\n") in text
