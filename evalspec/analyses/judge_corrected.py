@@ -516,7 +516,8 @@ def compute(ctx: Any, params: JudgeCorrectedParams) -> Outcome:
         offers = Offers(primary=PrimaryInterval(
             candidate=c.candidate, baseline=c.baseline, estimate=c.corrected.estimate, low=c.corrected.low,
             high=c.corrected.high, method=c.corrected.method, confidence_level=level, one_sided_alpha=(1 - level) / 2,
-            informative=c.informative, why_uninformative=c.why_uninformative, units=c.units, unit_name=c.unit_name))
+            informative=c.informative, why_uninformative=c.why_uninformative, units=c.units, unit_name=c.unit_name,
+            estimand="human_label_difference"))  # not the judge's outcome column: the decision cannot recompute it
     seeds = [SeedUse(purpose="agreement bootstrap resamples", seed=params.seed)] if result.agreement else []
     return Outcome(result=result, caveats=_caveats(result, params, disagree), seeds=seeds, offers=offers)
 

@@ -18,7 +18,10 @@ applies one rule to every kind's offer:
   outcomes counted as failures (a candidate must not gain by not answering); when that gives a
   different verdict, a verdict that would adopt the candidate becomes ``inconclusive`` and any
   other verdict carries a caveat with both intervals;
-* an interval of another estimand that passes both checks carries a caveat naming its estimand.
+* an interval of another estimand of the outcome column that passes both checks carries a caveat
+  naming its estimand; an estimand of another quantity (people's labels behind a judge's
+  outcomes, :data:`OUTCOME_ESTIMANDS`) is not compared with the outcome column, only checked
+  for the missing-outcome sensitivity.
 """
 
 from __future__ import annotations
@@ -34,9 +37,14 @@ from evalspec.decision.wording import estimand_words, lvl, signed
 if TYPE_CHECKING:  # pragma: no cover - numpy is imported where the arrays are read (the report imports this package)
     import numpy as np
 
-__all__ = ["CASE_WEIGHTED", "LEDGER_CAVEATS", "SIGN_TOLERANCE", "CaseEvidence", "GuardOutcome", "check_estimand", "looks_caveat"]
+__all__ = ["CASE_WEIGHTED", "LEDGER_CAVEATS", "OUTCOME_ESTIMANDS", "SIGN_TOLERANCE", "CaseEvidence", "GuardOutcome", "check_estimand", "looks_caveat"]
 
 CASE_WEIGHTED = "case_weighted_difference"
+
+#: Estimands that are functions of the outcome column the decision is handed: it can recompute their
+#: case-weighted counterpart. Another estimand (people's labels behind a judge's outcomes) is about a
+#: quantity the outcome matrix does not hold; only the missing-outcome sensitivity applies to it.
+OUTCOME_ESTIMANDS = frozenset({CASE_WEIGHTED, "cluster_weighted_difference"})
 
 #: Estimates closer to zero than this (0.05 points, shown as 0.0) have no direction to disagree on.
 SIGN_TOLERANCE = 0.0005
@@ -110,9 +118,10 @@ def check_estimand(p: PrimaryInterval, index: int | None, evidence: CaseEvidence
     est, n, _ = evidence.difference(p.candidate, p.baseline)
     if n == 0:
         return GuardOutcome(None, [], [])
-    contains = p.low <= est + 1e-12 and est - 1e-12 <= p.high
-    sign_ok = not (abs(est) >= SIGN_TOLERANCE and abs(p.estimate) >= SIGN_TOLERANCE
-                   and math.copysign(1, est) != math.copysign(1, p.estimate))
+    comparable = p.estimand in OUTCOME_ESTIMANDS
+    contains = not comparable or (p.low <= est + 1e-12 and est - 1e-12 <= p.high)
+    sign_ok = not comparable or not (abs(est) >= SIGN_TOLERANCE and abs(p.estimate) >= SIGN_TOLERANCE
+                                     and math.copysign(1, est) != math.copysign(1, p.estimate))
     what = estimand_words(p.estimand)
     overrule: list[str] = []
     caveats: list[Caveat] = []
@@ -126,7 +135,7 @@ def check_estimand(p: PrimaryInterval, index: int | None, evidence: CaseEvidence
                 "cannot carry a verdict.")
         overrule.append(text)
         caveats.append(Caveat(code="estimand_mismatch", severity="verdict", message=text))
-    elif p.estimand != CASE_WEIGHTED:
+    elif p.estimand != CASE_WEIGHTED and comparable:
         caveats.append(Caveat(code="other_estimand", severity="verdict", message=(
             f"The primary interval bounds {what}, not the pass-rate difference with each case counting once "
             f"({signed(est)} points here, inside the interval); the thresholds are about the latter.")))
@@ -143,10 +152,17 @@ def check_estimand(p: PrimaryInterval, index: int | None, evidence: CaseEvidence
             overrule.append(text)
         caveats.append(Caveat(code="missing_sensitivity", severity="verdict", message=text))
     stands = not overrule
-    words = (f"The primary interval ({signed(p.low)} to {signed(p.high)} points) bounds {what} and contains the "
-             f"case-weighted difference of the {n} paired cases ({signed(est)} points)." if contains and sign_ok
-             else overrule[0])
-    check = EstimandCheck(estimand=p.estimand, case_weighted_estimate=est, cases=n, interval_contains=contains,
+    if not comparable:
+        words = (f"The primary interval ({signed(p.low)} to {signed(p.high)} points) bounds {what}; the outcome "
+                 f"column's case-weighted difference ({signed(est)} points over {n} paired cases) measures another "
+                 "quantity, so it is recorded, not compared.")
+    elif contains and sign_ok:
+        words = (f"The primary interval ({signed(p.low)} to {signed(p.high)} points) bounds {what} and contains the "
+                 f"case-weighted difference of the {n} paired cases ({signed(est)} points).")
+    else:
+        words = overrule[0]
+    check = EstimandCheck(estimand=p.estimand, case_weighted_estimate=est, cases=n, compared=comparable,
+                          interval_contains=contains,
                           sign_agrees=sign_ok, missing_as_failures=sens, stands=stands, message=words)
     return GuardOutcome(check, overrule, caveats)
 

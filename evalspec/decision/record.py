@@ -61,7 +61,10 @@ class EstimandCheck(_Model):
     case_weighted_estimate: float = Field(description="Case-weighted difference of the paired cases, under the "
                                           "plan's missing-outcome policy.")
     cases: int = Field(description="Paired cases behind it.")
-    interval_contains: bool = Field(description="The primary interval contains the case-weighted estimate.")
+    compared: bool = Field(True, description="False when the interval's estimand is not a function of the outcome "
+                           "column (people's labels behind a judge): the estimate is then recorded, not compared.")
+    interval_contains: bool = Field(description="The primary interval contains the case-weighted estimate (True "
+                                    "when not compared).")
     sign_agrees: bool = Field(description="The primary estimate and the case-weighted estimate do not point in "
                               "opposite directions.")
     missing_as_failures: MissingSensitivity | None = None

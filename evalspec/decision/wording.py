@@ -47,6 +47,8 @@ ESTIMAND_WORDS: dict[str, str] = {
     "case_weighted_difference": "the difference in pass rate, each case counting once",
     "cluster_weighted_difference": "the average over clusters of each cluster's mean difference, each cluster "
                                    "counting once whatever its size",
+    "human_label_difference": "the difference in pass rate by people's labels (the judge's labels corrected with "
+                              "the labelled subset), each case counting once",
 }
 
 

@@ -152,3 +152,18 @@ def test_the_guard_never_overrules_a_fixed_sample_interval_of_the_case_weighted_
     assert out.estimand is not None and out.estimand.interval_contains and out.estimand.sign_agrees, out.estimand
     assert out.estimand.case_weighted_estimate == pytest.approx(float(np.mean([a - b for a, b in rows])))
     assert not any(c.code == "estimand_mismatch" for c in out.caveats)
+
+
+def test_an_estimand_of_another_quantity_is_recorded_not_compared() -> None:
+    """A judge-corrected interval bounds people's labels, not the judge's outcome column: a biased judge's
+    +10 points must not overrule a corrected regression."""
+    ctx = paired_ctx([(1, 0)] * 15 + [(0, 1)] * 5 + [(1, 1)] * 80)
+    offer = PrimaryInterval(candidate="A", baseline="B", estimate=-0.08, low=-0.14, high=-0.02, method="crafted",
+                            confidence_level=0.95, one_sided_alpha=0.025, units=100, unit_name="cases",
+                            estimand="human_label_difference")
+    recs = [Record(index=0, kind="x", label="x", offers=Offers(primary=offer), caveats=[])]
+    out = decide(Plan(decision=Dec(minimum_improvement=0.02)), recs, units=100, evidence=CaseEvidence.from_context(ctx))
+    assert out.verdict == "regression"
+    assert out.estimand is not None and not out.estimand.compared and out.estimand.stands
+    assert out.estimand.case_weighted_estimate == pytest.approx(0.10)
+    assert not [c for c in out.caveats if c.code in ("estimand_mismatch", "other_estimand")]
