@@ -82,25 +82,46 @@ def existing_data(plan_path: str | Path) -> dict[str, Any]:
     import hashlib
 
     from evalspec.plan import load_plan
-    from evalspec.results import resolve_paths
+    from evalspec.results import OUTSIDE_ALLOWED, OUTSIDE_READ, resolve_paths
 
     loaded = load_plan(Path(plan_path))
     base = Path(plan_path).parent
+    results = loaded.plan.data.results
+    paths: list[Path] = []
+    token, read_token = OUTSIDE_ALLOWED.set(True), OUTSIDE_READ.set([])  # a file outside still exists
     try:
-        paths = resolve_paths(loaded.plan, Path(plan_path))
-    except EvalspecError:
-        paths = []  # nothing there yet (or nothing readable): prior to creation
-    files = []
-    for p in paths:
-        for f in sorted(p.rglob("*")) if p.is_dir() else [p]:
-            if not f.is_file():
+        for pattern in [results] if isinstance(results, str) else list(results):  # each on its own: one
+            one = loaded.plan.model_copy(update={"data": loaded.plan.data.model_copy(update={"results": pattern})})
+            try:
+                paths += resolve_paths(one, Path(plan_path))
+            except EvalspecError:
+                pass  # nothing there yet: prior to creation (for this pattern)
+    finally:
+        OUTSIDE_ALLOWED.reset(token)
+        OUTSIDE_READ.reset(read_token)
+    files: list[dict[str, Any]] = []
+    for p in dict.fromkeys(paths):
+        try:
+            found = sorted(p.rglob("*")) if p.is_dir() else [p]
+        except OSError:
+            found = [p]
+        for f in found:
+            if len(files) >= 1000:
+                break
+            if not f.is_file():  # folders, and never a device or a pipe (reading one could block)
                 continue
-            digest = hashlib.sha256()
-            with open(f, "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
-            files.append({"path": os.path.relpath(f, base), "sha256": digest.hexdigest()})
+            entry: dict[str, Any] = {"path": os.path.relpath(f, base)}
+            try:
+                digest = hashlib.sha256()
+                with open(f, "rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 20), b""):  # noqa: B023 - fh is this loop's file
+                        digest.update(block)
+                entry["sha256"] = digest.hexdigest()
+            except OSError as exc:  # present but unreadable: still existing data
+                entry["sha256"] = None
+                entry["unreadable"] = exc.strerror or str(exc)
+            files.append(entry)
     state = "prior_to_analysis" if files else "prior_to_creation"
-    return {"state": state, "files": files[:1000],
+    return {"state": state, "files": files,
             "of": "OSF 'existing data': were the results the plan names present when it was locked?"}
 

@@ -198,3 +198,19 @@ def test_a_pilot_whose_model_version_changes_is_refused_at_its_rows(tmp_path: Pa
     done = cli(tmp_path, "validate", "plan.yaml", "--data", "pilot.jsonl")
     assert done.exit_code == 2, done.output
     assert "pilot.jsonl:" in done.stderr and "'v2'" in done.stderr and "version" in done.stderr
+
+
+def test_existing_data_is_found_for_every_pattern_and_outside_the_folder(tmp_path: Path) -> None:
+    from evalspec.commands.validate_data import existing_data
+    from workflow_helpers import table_plan, write_table
+
+    study = tmp_path / "study"
+    study.mkdir()
+    write_table(tmp_path / "outside.jsonl", seed=1, p_a=0.9, p_b=0.5, n=3)
+    write_table(study / "b.jsonl", seed=2, p_a=0.9, p_b=0.5, n=3)
+    plan = table_plan().replace("results: results.jsonl", "results: [missing.jsonl, ../outside.jsonl, b.jsonl]")
+    (study / "plan.yaml").write_text(plan, encoding="utf-8")
+    found = existing_data(study / "plan.yaml")
+    assert found["state"] == "prior_to_analysis"
+    assert sorted(f["path"] for f in found["files"]) == ["../outside.jsonl", "b.jsonl"]
+    assert all(len(f["sha256"]) == 64 for f in found["files"])
