@@ -165,7 +165,7 @@ def concat_columns(parts: list[np.ndarray]) -> np.ndarray:
         return np.concatenate(parts)
     from evalspec.results.readers import CodedColumn
 
-    ucodes, merged = factorize(np.concatenate([np.asarray(p.uniques, dtype=object) for p in parts]))
+    ucodes, merged = factorize(np.concatenate([np.array(p.uniques, dtype=np.object_) for p in parts]))
     pieces, offset = [], 0
     for p in parts:
         size = len(p.uniques)
