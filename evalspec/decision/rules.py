@@ -167,14 +167,18 @@ class Decider:
             s = self.sequential
             self.reasons.append(f"Sequential design, look {s.look} of {s.planned_looks}: {s.message}")
 
-        # 1. too few independent units
+        # 1. too few independent units (the primary interval's own count when it rests on fewer, e.g. the
+        #    labelled clusters of a judge-corrected interval)
         need = int(self.dec.minimum_units)
-        if self.units < need:
-            self.reasons.insert(0, f"Only {self.units} independent {self.unit_name}; the plan requires at least "
+        units, unit_name = self.units, self.unit_name
+        if p is not None and p.units is not None and p.units < units:
+            units, unit_name = p.units, p.unit_name or unit_name
+        if units < need:
+            self.reasons.insert(0, f"Only {units} independent {unit_name}; the plan requires at least "
                                 f"{need} before any verdict.")
-            self.change.append(f"Collect at least {need - self.units} more independent {self.unit_name} "
+            self.change.append(f"Collect at least {need - units} more independent {unit_name} "
                                "(more repeats of the same units do not count).")
-            return self.finish("too_few_units", f"Too few independent {self.unit_name} ({self.units} < {need}) "
+            return self.finish("too_few_units", f"Too few independent {unit_name} ({units} < {need}) "
                                "to reach a verdict.")
 
         # 2. critical-failure limit, on the candidate to adopt
