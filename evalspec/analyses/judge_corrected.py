@@ -368,7 +368,7 @@ def _comparison(ctx: Any, params: JudgeCorrectedParams, human: np.ndarray, strat
                           confidence_level=level)
     clusters = None if ctx.case_cluster is None else ctx.case_cluster[idx]
     units = int(np.unique(clusters[lab]).size) if clusters is not None else int(lab.sum())
-    unit_name = "clusters" if clusters is not None else "cases"
+    unit_name = "labelled clusters" if clusters is not None else "labelled cases"
     if not lab.any():
         empty = Interval(estimate=0.0, low=-1.0, high=1.0, method="none (no labelled pair)", confidence_level=level)
         return ComparisonEntry(candidate=first, baseline=second, cases=int(idx.size), labelled=0, corrected=empty,

@@ -70,7 +70,7 @@ def test_offer_and_error_gap_caveat() -> None:
     p = out.offers.primary
     c = out.result.comparison
     assert p is not None and (p.candidate, p.baseline) == ("A", "B")
-    assert (p.low, p.high, p.units, p.unit_name) == (c.corrected.low, c.corrected.high, c.units, "clusters")
+    assert (p.low, p.high, p.units, p.unit_name) == (c.corrected.low, c.corrected.high, c.units, "labelled clusters")
     codes = {cv.code: cv.severity for cv in out.caveats}
     assert codes.get("judge_error_differs") == "verdict"
     assert out.result.error_gap >= 0.05
@@ -226,3 +226,21 @@ def test_a_real_gain_survives_the_correction(tmp_path: Path) -> None:
     claim = json.loads((tmp_path / "out" / "claim.json").read_text())
     assert claim["decision"]["verdict"] == "worth_acting_on"
     assert claim["decision"]["primary"]["low"] > 0.05
+
+
+def test_minimum_units_counts_the_labelled_units(tmp_path: Path) -> None:
+    """The corrected interval rests on the 56 labelled articles, not all 80: a plan asking for 60 gets no verdict."""
+    from click.testing import CliRunner
+
+    from evalspec.cli import cli
+
+    example = ROOT / "examples" / "judge-leaderboard"
+    (tmp_path / "results.jsonl").write_bytes((example / "results.jsonl").read_bytes())
+    (tmp_path / "plan.yaml").write_text((example / "plan.yaml").read_text().replace("minimum_units: 30",
+                                                                                    "minimum_units: 60"))
+    res = CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml"), "--out", str(tmp_path / "out")],
+                             env={"SOURCE_DATE_EPOCH": "1796126400", "EVALSPEC_NO_REPORT": "1"})
+    assert res.exit_code == 0, res.output
+    decision = json.loads((tmp_path / "out" / "claim.json").read_text())["decision"]
+    assert decision["verdict"] == "too_few_units"
+    assert decision["reasons"][0].startswith("Only 56 independent labelled clusters")
