@@ -69,8 +69,22 @@ class Words:
     label: str | None = None
 
 
+_NI_CELLS = frozenset({"non_inferior", "ni_regression", "not_non_inferior"})
+_EQ_CELLS = frozenset({"equivalent", "beyond_margin", "not_equivalent"})
+
+
 def cell_words(cell: str, p: PrimaryInterval, d: float, m: float | None) -> Words:
     """Headline, reasons and what would change the verdict, for the cell ``p`` falls in."""
+    if cell in _NI_CELLS:
+        assert m is not None
+        return _non_inferiority_words(cell, p, m)
+    if cell in _EQ_CELLS:
+        assert m is not None
+        return _equivalence_words(cell, p, m)
+    return _superiority_words(cell, p, d)
+
+
+def _superiority_words(cell: str, p: PrimaryInterval, d: float) -> Words:
     c, b, low, high, est = p.candidate, p.baseline, p.low, p.high, p.estimate
     if cell == "above_minimum":
         head = (f"{c} is better than {b} (estimate {signed(est)} points; no minimum improvement was set)." if d <= 0
@@ -120,7 +134,11 @@ def cell_words(cell: str, p: PrimaryInterval, d: float, m: float | None) -> Word
                       "superiority is not shown."],
                      ["More independent cases would narrow the interval and could move its lower bound above "
                       f"{pp(d)}, or its upper bound below it."])
-    assert m is not None
+    raise ValueError(f"not a superiority cell: {cell!r}")
+
+
+def _non_inferiority_words(cell: str, p: PrimaryInterval, m: float) -> Words:
+    c, b, low, high, est = p.candidate, p.baseline, p.low, p.high, p.estimate
     if cell == "non_inferior":
         reasons = [f"The lower bound {signed(low)} points lies above the non-inferiority margin of -{pp(m)}."]
         if high < 0:
@@ -133,10 +151,13 @@ def cell_words(cell: str, p: PrimaryInterval, d: float, m: float | None) -> Word
                      [f"The whole interval lies below zero: {c} is worse than {b} by {pp(-high)} to {pp(-low)}, and "
                       f"the lower bound does not clear the margin of -{pp(m)}."],
                      ["Only a changed configuration, re-evaluated on fresh cases, could reverse this."])
-    if cell == "not_non_inferior":
-        return Words(f"Non-inferiority of {c} to {b} within {pp(m)} is not shown.",
-                     [f"The lower bound {signed(low)} points does not clear the non-inferiority margin of -{pp(m)}."],
-                     [f"More independent cases could raise the lower bound above -{pp(m)}."])
+    return Words(f"Non-inferiority of {c} to {b} within {pp(m)} is not shown.",
+                 [f"The lower bound {signed(low)} points does not clear the non-inferiority margin of -{pp(m)}."],
+                 [f"More independent cases could raise the lower bound above -{pp(m)}."])
+
+
+def _equivalence_words(cell: str, p: PrimaryInterval, m: float) -> Words:
+    c, b, high, est = p.candidate, p.baseline, p.high, p.estimate
     tost = (f"Equivalence is two one-sided tests, each at one-sided level {lvl(1 - p.one_sided_alpha)}: the same two "
             "bounds as every other verdict.")
     if cell == "equivalent":
