@@ -90,3 +90,26 @@ def test_unreachable_critical_limit_warns(tmp_path: Path, max_units: int, warns:
     assert bool(found) is warns
     if warns:
         assert "59 failure-free" in found[0]["message"]
+
+
+def test_a_sequential_analysis_without_a_preregistered_order_warns(tmp_path: Path) -> None:
+    # issue 18 #2: the confidence sequence assumes random arrival; the order must be random by design
+    def edit(raw: dict[str, Any]) -> None:
+        raw.setdefault("stopping", {}).update(rule="sequential", looks=4, max_units=200)
+        raw["analyses"].append({"kind": "sequential_difference"})
+
+    code, out, stderr = validate(tmp_path, edit)
+    assert code == 0
+    (w,) = out["plans"][0]["warnings"]
+    assert w["key"] == "stopping" and w["line"] is not None
+    assert "no case order is preregistered" in w["message"] and "evalspec order" in (w.get("hint") or stderr)
+
+
+def test_a_preregistered_order_silences_the_warning(tmp_path: Path) -> None:
+    def edit(raw: dict[str, Any]) -> None:
+        raw.setdefault("stopping", {}).update(rule="sequential", looks=4, max_units=200,
+                                              order={"file": "order.txt", "sha256": "0" * 64, "seed": 1})
+        raw["analyses"].append({"kind": "sequential_difference"})
+
+    code, out, _ = validate(tmp_path, edit)
+    assert code == 0 and out["plans"][0]["warnings"] == []
