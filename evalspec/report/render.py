@@ -51,9 +51,40 @@ def _environment() -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=soft_breaks,
     )
     env.filters.update(fmt.FILTERS)
+    env.filters["line_chunks"] = line_chunks
     return env
+
+
+_LONG_RUN = None
+
+
+def soft_breaks(value: Any) -> Any:
+    """Text with a break opportunity (U+200B) every 60 characters inside runs of 120 or more without
+    a space, so that a 5,000-character "word" (a pasted log line in a stated limit) wraps inside the
+    page instead of overflowing it and the typesetter finds its breaks at once. Hashes and paths
+    (under 120 characters) are left whole; markup is left alone."""
+    global _LONG_RUN
+    if value.__class__ is not str or len(value) < 120:
+        return value
+    import re
+
+    if _LONG_RUN is None:
+        _LONG_RUN = re.compile(r"[^\s\u200b]{120,}")
+    return _LONG_RUN.sub(lambda m: "\u200b".join(m.group()[i:i + 60] for i in range(0, len(m.group()), 60)),
+                         value)
+
+
+def line_chunks(text: Any, lines: int = 40) -> list[str]:
+    """``text`` cut into pieces of ``lines`` lines (each keeps its line ends), for a long ``<pre>``:
+    the typesetter lays out each piece as its own box, so a 12,000-line plan costs linear time
+    (one box made every line break re-measure all the text after it)."""
+    if not isinstance(text, str):
+        return [] if text is None else [str(text)]
+    parts = text.splitlines(keepends=True)
+    return ["".join(parts[i:i + lines]) for i in range(0, len(parts), lines)]
 
 
 def _env() -> Any:

@@ -477,6 +477,17 @@ def _utf8(data: bytes, display: str, corrupt: Callable[[str, int, str], InputErr
 # -- Arrow columns -> object arrays ----------------------------------------------------------
 
 
+def _repeated(names: list[str]) -> list[str]:
+    """The names given more than once, sorted (linear: ``list.count`` per name was quadratic in columns)."""
+    from collections import Counter
+
+    return sorted(n for n, c in Counter(names).items() if c > 1)
+
+
+#: Chunks of one column read chunk by chunk; more are combined into one first (linear in rows).
+_FEW_CHUNKS = 16
+
+
 def _arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarray:
     """A pyarrow column as an object array of plain values (``None`` for nulls).
 
@@ -491,7 +502,9 @@ def _arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarr
     typ = col.type
     simple = (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)
               or pa.types.is_string(typ) or pa.types.is_large_string(typ))
-    if isinstance(col, pa.ChunkedArray) and (not simple or col.num_chunks == 1):
+    if isinstance(col, pa.ChunkedArray) and (not simple or col.num_chunks <= 1 or col.num_chunks > _FEW_CHUNKS):
+        # one chunk: linear in rows whatever the file's row groups (per-chunk dictionaries compared
+        # pairwise were quadratic: 3,500 row groups of one row took 30 s per column)
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     if pa.types.is_dictionary(typ):
         col = col.cast(typ.value_type)
@@ -900,7 +913,7 @@ def _read_csv_python(data: bytes, display: str) -> tuple[dict[str, np.ndarray], 
                 [Diagnostic(file=display, line=1, message="the CSV file has no header row naming the columns")],
             )
         header = [h.strip() for h in header]
-        dupes = sorted({h for h in header if header.count(h) > 1})
+        dupes = _repeated(header)
         if dupes:
             raise InputError(
                 f"{display}:1: duplicate column names",
@@ -993,7 +1006,7 @@ def _read_parquet(source: Source | bytes, display: str) -> tuple[dict[str, np.nd
             [Diagnostic(file=display, message=f"not a readable Parquet file ({str(exc)[:200]})", hint="re-export the file")],
         ) from None
     names = table.column_names
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    dupes = _repeated(names)
     if dupes:
         raise InputError(f"{display}: duplicate column names", [Diagnostic(
             file=display, message=f"the file names a column twice: {', '.join(dupes)}")])
