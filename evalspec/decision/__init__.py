@@ -65,7 +65,7 @@ from typing import Any
 from evalspec.analyses.contract import Caveat
 from evalspec.decision.guard import LEDGER_CAVEATS, CaseEvidence, looks_caveat
 from evalspec.decision.record import CriticalThreshold, DecisionRecord, EstimandCheck, MissingSensitivity, Thresholds
-from evalspec.decision.rules import Decider, zero_failure_n
+from evalspec.decision.rules import Decider
 from evalspec.decision.verdicts import CLOSE, DECISIVE, FAVOURABLE, VERDICTS, VerdictCode, verdict_label
 
 __all__ = [
@@ -85,11 +85,7 @@ __all__ = [
     "independent_units",
     "looks_caveat",
     "verdict_label",
-    "zero_failure_n",
 ]
-
-_zero_failure_n = zero_failure_n  # the name tests of the first version import
-
 
 def independent_units(n_cases: int, n_clusters: int | None) -> tuple[int, str]:
     """(count, name) of the independent units: clusters when declared, else cases."""

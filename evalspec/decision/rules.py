@@ -20,22 +20,7 @@ from evalspec.decision.verdicts import VERDICTS
 from evalspec.decision.wording import cell_words, escalation, lvl, pct, signed
 from evalspec.method_words import method_words
 
-__all__ = ["Decider", "zero_failure_n"]
-
-
-def zero_failure_n(max_rate: float, level: float) -> int:
-    """Failure-free cases needed for the exact one-sided bound to fall strictly below ``max_rate``.
-
-    With 0 failures in n the Clopper–Pearson upper bound is ``1 − (1 − level)^(1/n)``; it is
-    below ``r`` when ``n > log(1 − level) / log(1 − r)``.
-    """
-    import math
-
-    if max_rate <= 0:
-        return 0
-    if max_rate >= 1:
-        return 1
-    return int(math.floor(math.log(1 - level) / math.log(1 - max_rate))) + 1
+__all__ = ["Decider"]
 
 
 def _dedupe(caveats: Iterable[Caveat]) -> list[Caveat]:
@@ -271,7 +256,9 @@ class Decider:
                                     f"above the limit of {pct(cf.max_rate)} cannot be ruled out.")
                 self.change.append(f"Include {name} in the critical_failures analysis.")
                 continue
-            need = zero_failure_n(cf.max_rate, s.confidence_level)
+            from evalspec.stats.power import zero_failure_cases  # numpy: the report imports the decision
+
+            need = zero_failure_cases(cf.max_rate, s.confidence_level)
             if s.critical_cases == 0:
                 blocked.append(name)
                 self.reasons.insert(0, f"{name}: no critical case was run, so a critical-failure rate above the limit "

@@ -330,8 +330,10 @@ class Missing(_Strict):
 class CriticalFailureLimit(_Strict):
     """A non-negotiable limit on failures of critical cases, fixed before the test."""
 
-    max_rate: Fraction = Field(
-        description="Largest acceptable critical-failure rate; the exact one-sided upper bound must stay below it."
+    max_rate: float = Field(
+        gt=0.0, le=1.0,
+        description="Largest acceptable critical-failure rate, above 0 (no bound can fall below 0); the exact "
+                    "one-sided upper bound must stay below it."
     )
     confidence_level: ConfidenceLevel = Field(0.95, description="Level of the one-sided upper bound.")
 

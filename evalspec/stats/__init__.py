@@ -5,62 +5,66 @@ objects (``estimate``, ``low``, ``high``, ``interval``, ``method``, ``confidence
 ``n``, ... and ``to_dict()`` for the claim record). Invalid arguments raise
 :class:`InvalidArgument` (a ``ValueError``) naming the argument and the value.
 
-Only ``numpy`` and ``scipy.special`` are imported at import time (``scipy.stats`` and
-``scipy.optimize`` cost about 0.4 s and are not needed); it is never imported by
-``evalspec validate``.
+Submodules load when a name is first used (a module ``__getattr__``, as scipy does), so
+``from evalspec.stats.power import zero_failure_cases`` or ``evalspec.stats.wilson_limits``
+loads only what that kernel needs: :mod:`evalspec.stats.power` and
+:mod:`evalspec.stats.sequential` need numpy only, the interval kernels ``scipy.special``;
+nothing here imports ``scipy.stats`` or ``scipy.optimize`` (about 0.4 s). The plan layer
+uses kernels without loading scipy (``tests/stats/test_stats_lazy.py``).
 """
 
 from __future__ import annotations
 
-from evalspec.stats._results import (
-    BootstrapResult,
-    ClusteredMcNemarResult,
-    ClusteredMeanResult,
-    ClusteredProportionResult,
-    EquivalenceResult,
-    HDIResult,
-    Interval,
-    IntervalResult,
-    KSResult,
-    McNemarResult,
-    NonInferiorityResult,
-    PairedDifferenceResult,
-    ProportionResult,
-)
-from evalspec.stats._validation import InvalidArgument
-from evalspec.stats.beta_binomial import beta_binomial_posterior, beta_binomial_profile
-from evalspec.stats.bootstrap import BOOTSTRAP_INTERVALS, cluster_totals, paired_cluster_bootstrap
-from evalspec.stats.clustered import (
-    CORRECTIONS,
-    bell_mccaffrey_df,
-    clustered_mean_interval,
-    clustered_standard_error,
-)
-from evalspec.stats.clustered_mcnemar import clustered_mcnemar
-from evalspec.stats.clustered_proportion import (
-    CLUSTERED_PROPORTION_METHODS,
-    DF_RULES,
-    clustered_failure_upper_bound,
-    clustered_proportion_interval,
-)
-from evalspec.stats.distance import ks_distance
-from evalspec.stats.hdi import beta_hdi, distribution_hdi, hdi
-from evalspec.stats.paired import (
-    MCNEMAR_METHODS,
-    PAIRED_METHODS,
-    mcnemar,
-    paired_difference_interval,
-    paired_equivalence_test,
-    paired_noninferiority_test,
-    tango_score_statistic,
-)
-from evalspec.stats.proportion import (
-    ALTERNATIVES,
-    PROPORTION_METHODS,
-    clopper_pearson_limits,
-    proportion_interval,
-    wilson_limits,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: public name -> the submodule that defines it.
+_HOMES: dict[str, str] = {
+    "BootstrapResult": "evalspec.stats._results",
+    "ClusteredMcNemarResult": "evalspec.stats._results",
+    "ClusteredMeanResult": "evalspec.stats._results",
+    "ClusteredProportionResult": "evalspec.stats._results",
+    "EquivalenceResult": "evalspec.stats._results",
+    "HDIResult": "evalspec.stats._results",
+    "Interval": "evalspec.stats._results",
+    "IntervalResult": "evalspec.stats._results",
+    "KSResult": "evalspec.stats._results",
+    "McNemarResult": "evalspec.stats._results",
+    "NonInferiorityResult": "evalspec.stats._results",
+    "PairedDifferenceResult": "evalspec.stats._results",
+    "ProportionResult": "evalspec.stats._results",
+    "InvalidArgument": "evalspec.stats._validation",
+    "beta_binomial_posterior": "evalspec.stats.beta_binomial",
+    "beta_binomial_profile": "evalspec.stats.beta_binomial",
+    "BOOTSTRAP_INTERVALS": "evalspec.stats.bootstrap",
+    "cluster_totals": "evalspec.stats.bootstrap",
+    "paired_cluster_bootstrap": "evalspec.stats.bootstrap",
+    "bell_mccaffrey_df": "evalspec.stats.clustered",
+    "clustered_mean_interval": "evalspec.stats.clustered",
+    "clustered_standard_error": "evalspec.stats.clustered",
+    "CORRECTIONS": "evalspec.stats.clustered",
+    "clustered_mcnemar": "evalspec.stats.clustered_mcnemar",
+    "clustered_failure_upper_bound": "evalspec.stats.clustered_proportion",
+    "clustered_proportion_interval": "evalspec.stats.clustered_proportion",
+    "CLUSTERED_PROPORTION_METHODS": "evalspec.stats.clustered_proportion",
+    "DF_RULES": "evalspec.stats.clustered_proportion",
+    "ks_distance": "evalspec.stats.distance",
+    "beta_hdi": "evalspec.stats.hdi",
+    "distribution_hdi": "evalspec.stats.hdi",
+    "hdi": "evalspec.stats.hdi",
+    "mcnemar": "evalspec.stats.paired",
+    "MCNEMAR_METHODS": "evalspec.stats.paired",
+    "paired_difference_interval": "evalspec.stats.paired",
+    "paired_equivalence_test": "evalspec.stats.paired",
+    "PAIRED_METHODS": "evalspec.stats.paired",
+    "paired_noninferiority_test": "evalspec.stats.paired",
+    "tango_score_statistic": "evalspec.stats.paired",
+    "ALTERNATIVES": "evalspec.stats.proportion",
+    "clopper_pearson_limits": "evalspec.stats.proportion",
+    "proportion_interval": "evalspec.stats.proportion",
+    "PROPORTION_METHODS": "evalspec.stats.proportion",
+    "wilson_limits": "evalspec.stats.proportion",
+}
 
 __all__ = [
     "ALTERNATIVES",
@@ -108,3 +112,85 @@ __all__ = [
     "tango_score_statistic",
     "wilson_limits",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))
+
+
+if TYPE_CHECKING:  # pragma: no cover - what the names are, for type checkers
+    from evalspec.stats._results import (
+        BootstrapResult,
+        ClusteredMcNemarResult,
+        ClusteredMeanResult,
+        ClusteredProportionResult,
+        EquivalenceResult,
+        HDIResult,
+        Interval,
+        IntervalResult,
+        KSResult,
+        McNemarResult,
+        NonInferiorityResult,
+        PairedDifferenceResult,
+        ProportionResult,
+    )
+    from evalspec.stats._validation import (
+        InvalidArgument,
+    )
+    from evalspec.stats.beta_binomial import (
+        beta_binomial_posterior,
+        beta_binomial_profile,
+    )
+    from evalspec.stats.bootstrap import (
+        BOOTSTRAP_INTERVALS,
+        cluster_totals,
+        paired_cluster_bootstrap,
+    )
+    from evalspec.stats.clustered import (
+        CORRECTIONS,
+        bell_mccaffrey_df,
+        clustered_mean_interval,
+        clustered_standard_error,
+    )
+    from evalspec.stats.clustered_mcnemar import (
+        clustered_mcnemar,
+    )
+    from evalspec.stats.clustered_proportion import (
+        CLUSTERED_PROPORTION_METHODS,
+        DF_RULES,
+        clustered_failure_upper_bound,
+        clustered_proportion_interval,
+    )
+    from evalspec.stats.distance import (
+        ks_distance,
+    )
+    from evalspec.stats.hdi import (
+        beta_hdi,
+        distribution_hdi,
+        hdi,
+    )
+    from evalspec.stats.paired import (
+        MCNEMAR_METHODS,
+        PAIRED_METHODS,
+        mcnemar,
+        paired_difference_interval,
+        paired_equivalence_test,
+        paired_noninferiority_test,
+        tango_score_statistic,
+    )
+    from evalspec.stats.proportion import (
+        ALTERNATIVES,
+        PROPORTION_METHODS,
+        clopper_pearson_limits,
+        proportion_interval,
+        wilson_limits,
+    )

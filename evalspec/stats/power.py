@@ -21,7 +21,8 @@ by the design effect ``1 + (m - 1) * ICC`` (Kish, *Survey Sampling*, 1965), so t
 For critical failures: if ``n`` cases are run and none fails, the exact one-sided upper
 confidence bound of the failure rate at level ``1 - alpha`` is ``1 - alpha^(1/n)``
 (Clopper-Pearson with zero events; the "rule of three" is its approximation at 95 %), so it
-lies at or below ``limit`` exactly when ``n >= ln(alpha) / ln(1 - limit)``.
+lies strictly below ``limit`` (what the decision requires) exactly when
+``n > ln(alpha) / ln(1 - limit)``.
 
 Pure numbers in, numbers out: no plan objects, no I/O.
 """
@@ -120,16 +121,26 @@ def minimum_detectable_effect(n: float, omega2: float, *, sigma_a2: float = 0.0,
 
 
 def zero_failure_cases(limit: float, confidence_level: float = 0.95) -> int:
-    """Fewest cases such that zero failures puts the exact upper bound at or below ``limit``.
+    """Fewest failure-free cases whose exact one-sided upper bound lies strictly below ``limit``.
 
-    ``n >= ln(alpha) / ln(1 - limit)`` with ``alpha = 1 - confidence_level``; e.g. a 1 % limit
-    at 95 % needs 299 cases.
+    The decision's critical-failure rule passes only when the bound is *below* the limit
+    (``upper_bound < max_rate``), so a bound equal to the limit is not enough: at a limit of
+    50 % and level 75 %, two clean cases give a bound of exactly 50 % (``1 - 0.25^(1/2)``) and
+    three are needed. In closed form ``n = floor(ln(alpha) / ln(1 - limit)) + 1`` with
+    ``alpha = 1 - confidence_level``; e.g. a 1 % limit at 95 % needs 299 cases. The count is
+    settled on :func:`zero_failure_bound` itself, so rounding in the logarithms cannot move it
+    across the boundary. ``limit = 1``: one case (any bound below certainty).
     """
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit == 1:
+        return 1
     p = _level("limit", limit)
-    alpha = 1 - _level("confidence_level", confidence_level)
-    n = math.log(alpha) / math.log1p(-p)
-    # guard against n landing a hair above an integer through rounding
-    return max(1, math.ceil(n - 1e-9))
+    level = _level("confidence_level", confidence_level)
+    n = max(1, math.floor(math.log1p(-level) / math.log1p(-p)))
+    while n > 1 and zero_failure_bound(n - 1, level) < p:
+        n -= 1
+    while not zero_failure_bound(n, level) < p:
+        n += 1
+    return n
 
 
 def zero_failure_bound(n: int, confidence_level: float = 0.95) -> float:

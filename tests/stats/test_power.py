@@ -67,6 +67,28 @@ def test_zero_failure_rule_299() -> None:
     assert zero_failure_cases(0.03, 0.95) == math.ceil(math.log(0.05) / math.log(0.97))
 
 
+def test_zero_failure_cases_is_strictly_below_the_limit_by_hand() -> None:
+    """The count the decision's rule needs (bound < limit), worked by hand.
+
+    Limit 50 %, level 75 % (alpha 0.25): n = 2 gives 1 - 0.25^(1/2) = 0.5, equal to the limit,
+    which the decision does not accept; n = 3 gives 1 - 0.25^(1/3) = 0.370 < 0.5. So 3, where
+    the former "at or below" count said 2 (and the decision then blocked the plan it had sized).
+    Limit 5 %, level 95 %: ln(0.05) / ln(0.95) = 58.40, so n = 59: 1 - 0.05^(1/58) = 0.05034 >
+    0.05 > 0.0495 = 1 - 0.05^(1/59).
+    """
+    assert zero_failure_bound(2, 0.75) == 0.5
+    assert zero_failure_cases(0.5, 0.75) == 3
+    assert zero_failure_cases(0.05, 0.95) == 59
+    assert zero_failure_bound(58, 0.95) == pytest.approx(0.05034, abs=1e-5)
+    assert zero_failure_bound(59, 0.95) == pytest.approx(0.04951, abs=1e-5)
+    assert zero_failure_cases(1.0, 0.95) == 1
+    for limit in (0.5, 0.2, 0.05, 0.01, 0.003):
+        for level in (0.75, 0.9, 0.95, 0.99):
+            n = zero_failure_cases(limit, level)
+            assert zero_failure_bound(n, level) < limit
+            assert n == 1 or not zero_failure_bound(n - 1, level) < limit
+
+
 def test_zero_failure_bound_is_clopper_pearson() -> None:
     from scipy.stats import beta
 
