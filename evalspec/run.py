@@ -284,7 +284,7 @@ def _seeds(records: list[_Record]) -> dict[str, list[dict[str, Any]]]:
 
 def _analyse(handle: _PlanHandle, ctx: Any, kinds: dict[str, Any]) -> list[_Record]:
     """Run every analysis of the plan the same way: params -> compute -> record."""
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
 
     records = []
     for i, params in enumerate(handle.plan.analyses):
@@ -371,7 +371,8 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     process or in worker processes give the same claim.
     """
     from evalspec._version import __version__
-    from evalspec.analyses.context import AnalysisContext, Repeats
+    from evalspec.analyses.context import AnalysisContext
+    from evalspec.analyses.contract import Repeats
     from evalspec.attempts import attempt_columns, reduce_attempts
     from evalspec.claim import created_time, software_versions
     from evalspec.claim_model import CLAIM_FORMAT, claim_model

@@ -216,7 +216,7 @@ def _gap_context(ctx: Any, params: BackgroundTemperatureParams, t_bg_text: str) 
 
 def compute(ctx: Any, params: BackgroundTemperatureParams) -> Outcome:
     """Estimate T_bg from the reference runs and the target's answers (see the module docstring)."""
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
     from evalspec.errors import InputError
     from evalspec.tbg.data import load_reference, load_target
     from evalspec.tbg.estimate import estimate_from_answers

@@ -42,7 +42,7 @@ from evalspec.analyses.base import AnalysisParams
 from evalspec.analyses.contract import AnalysisKind, Caveat, ColumnNeed, Outcome, ResultModel, SeedUse
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalspec.analyses.context import AnalysisContext
+    from evalspec.analyses.contract import Context
 
 __all__ = [
     "KIND",
@@ -261,12 +261,12 @@ def columns(params: BetaBinomialParams, plan: Any) -> list[ColumnNeed]:
 
 
 def _refuse(message: str) -> Exception:
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
 
     return AnalysisRefused(message)
 
 
-def _counts(ctx: AnalysisContext, params: BetaBinomialParams) -> tuple[dict[str, tuple[Any, Any, Any]], list[str]]:
+def _counts(ctx: Context, params: BetaBinomialParams) -> tuple[dict[str, tuple[Any, Any, Any]], list[str]]:
     """Per condition: (successes, trials, case labels); and notes about dropped attempts."""
     import numpy as np
 
@@ -366,7 +366,7 @@ def _theta(post: Any, cases: Any, cap: int) -> tuple[list[ThetaEntry], int]:
     return entries, n - len(entries)
 
 
-def compute(ctx: AnalysisContext, params: BetaBinomialParams) -> Outcome:
+def compute(ctx: Context, params: BetaBinomialParams) -> Outcome:
     """Posterior profile of each condition and the contrasts between conditions."""
     from evalspec.stats import InvalidArgument
     from evalspec.stats.beta_binomial import BetaBinomialPrior, beta_binomial_profile

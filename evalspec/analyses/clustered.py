@@ -20,7 +20,7 @@ from evalspec.analyses.contract import AnalysisKind, Caveat, ColumnNeed, Outcome
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisContext
+    from evalspec.analyses.contract import Context
 
 __all__ = ["KIND", "ClusteredMeanParams", "ClusteredMeanResult", "columns", "compute"]
 
@@ -82,7 +82,7 @@ def _numbers(col: np.ndarray) -> np.ndarray:
     return out
 
 
-def compute(ctx: AnalysisContext, params: ClusteredMeanParams) -> Outcome:
+def compute(ctx: Context, params: ClusteredMeanParams) -> Outcome:
     """Mean score per candidate, clustered SE, t interval."""
     import numpy as np
 

@@ -3,71 +3,26 @@
 ``evalspec run`` builds one :class:`AnalysisContext` per run and passes it, with the
 analysis's validated parameters, to each kind's ``compute``. The context holds arrays and
 the validated plan (no files, no I/O), so analyses are testable on small hand-made tables
-built with :meth:`AnalysisContext.from_arrays`.
+built with :func:`evalspec.testing.context_from_arrays`. Kinds see it through the protocol
+:class:`evalspec.analyses.contract.Context` and never import this module (it sits above the
+data layer; see docs/ARCHITECTURE.md, "Layers").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalspec.attempts import CaseOutcomes, reduce_attempts
+from evalspec.analyses.contract import Pair, Repeats
+from evalspec.attempts import CaseOutcomes
 
-__all__ = ["AnalysisContext", "AnalysisRefused", "ArrayPlan", "Pair", "Repeats"]
+if TYPE_CHECKING:  # pragma: no cover
+    from evalspec.analyses.contract import Context
 
-
-class AnalysisRefused(Exception):
-    """The data cannot support an analysis the plan asks for (e.g. no case run by both candidates).
-
-    ``evalspec run`` reports it at the analysis's plan line and refuses the run (exit 2).
-    """
-
-
-@dataclass(frozen=True)
-class Repeats:
-    """Attempt-level rows (after the checks): codes and outcomes, for analyses of repeats."""
-
-    cand: np.ndarray
-    case: np.ndarray
-    repeat: np.ndarray
-    passed: np.ndarray
-    score: np.ndarray
-    columns: dict[str, np.ndarray] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Pair:
-    """Case outcomes of two candidates on the cases both have (the paired intersection)."""
-
-    x: np.ndarray
-    y: np.ndarray
-    cases: np.ndarray
-    clusters: np.ndarray | None
-
-
-@dataclass(frozen=True)
-class ArrayPlan:
-    """The plan sections an analysis may read, for contexts built from arrays (tests, examples).
-
-    Shaped like :class:`evalspec.plan.model.Plan` where analyses read it (``decision``,
-    ``stopping``, ``slices``, ``attempts``, ``missing``, ``data.columns.critical``,
-    :meth:`primary_comparison`).
-    """
-
-    decision: Any
-    stopping: Any
-    slices: list[Any]
-    attempts: Any
-    missing: Any
-    data: Any
-    primary: tuple[str, str] | None = None
-
-    def primary_comparison(self) -> tuple[str, str] | None:
-        return self.primary
+__all__ = ["AnalysisContext"]
 
 
 @dataclass(frozen=True)
@@ -89,7 +44,7 @@ class AnalysisContext:
         Case outcomes after the attempt rule.
     repeats : Repeats
         Attempt-level rows.
-    plan : Plan or ArrayPlan
+    plan : Plan (or evalspec.testing.ArrayPlan)
         The validated plan; analyses read its ``decision``, ``stopping``, ``slices`` ... through
         it (the properties below are shorthands), never a copy.
     """
@@ -169,67 +124,6 @@ class AnalysisContext:
         value = self.plan.primary_comparison()
         return None if value is None else (str(value[0]), str(value[1]))
 
-    # -- construction -------------------------------------------------------------------
-    @classmethod
-    def from_arrays(cls, candidates: list[str], case_ids: list[str], cand: list[int] | np.ndarray,
-                    case: list[int] | np.ndarray, passed: list[float] | np.ndarray, *,
-                    repeat: list[int] | np.ndarray | None = None, clusters: list[str] | None = None,
-                    case_columns: dict[str, list[Any]] | None = None, rule: str = "first", k: int | None = None,
-                    baseline: str | None = None, score: list[float] | np.ndarray | None = None,
-                    missing_policy: str = "count_as_fail", plan: Any = None, confidence_level: float = 0.95,
-                    goal: str = "superiority", margin: float | None = None, minimum_improvement: float = 0.0,
-                    minimum_units: int = 1, slices: list[Any] | None = None, critical_role: str | None = None,
-                    critical_max_rate: float | None = None, critical_level: float | None = None,
-                    primary: tuple[str, str] | None = None, planned_repeats: int = 1,
-                    looks: int = 1, stopping_rule: str = "fixed") -> AnalysisContext:
-        """A context from plain lists (tests and small examples).
-
-        ``clusters`` gives the cluster label of each *case* (parallel to ``case_ids``). The plan
-        is ``plan`` when given, else one built from the keyword settings (the decision's
-        level, goal, margin and critical limit, declared slices, the primary comparison...).
-        """
-        cand_a = np.asarray(cand, dtype=np.int64)
-        case_a = np.asarray(case, dtype=np.int64)
-        passed_a = np.asarray(passed, dtype=np.float64)
-        rep_a = np.ones_like(cand_a) if repeat is None else np.asarray(repeat, dtype=np.int64)
-        out = reduce_attempts(cand_a, case_a, rep_a, passed_a, n_candidates=len(candidates), n_cases=len(case_ids),
-                              rule=rule, k=k, missing_policy=missing_policy)
-        case_cluster = cluster_ids = None
-        if clusters is not None:
-            cluster_ids = np.array(sorted(set(clusters)), dtype=object)
-            lookup = {c: j for j, c in enumerate(cluster_ids.tolist())}
-            case_cluster = np.array([lookup[c] for c in clusters], dtype=np.int64)
-        cols = {k2: np.asarray(v, dtype=object) for k2, v in (case_columns or {}).items()}
-        reps = Repeats(cand=cand_a, case=case_a, repeat=rep_a, passed=passed_a,
-                       score=passed_a if score is None else np.asarray(score, dtype=np.float64))
-        if plan is None:
-            from evalspec.plan.model import (
-                Attempts,
-                Columns,
-                CriticalFailureLimit,
-                Decision,
-                Missing,
-                Stopping,
-            )
-
-            crit = None
-            if critical_max_rate is not None:
-                crit = CriticalFailureLimit.model_construct(
-                    max_rate=critical_max_rate,
-                    confidence_level=critical_level if critical_level is not None else 0.95)
-            lax: Any = {"goal": goal, "stopping": stopping_rule, "rule": rule, "policy": missing_policy}
-            decision = Decision.model_construct(goal=lax["goal"], minimum_improvement=minimum_improvement, margin=margin,
-                                                confidence_level=confidence_level, critical_failures=crit,
-                                                minimum_units=minimum_units)
-            plan = ArrayPlan(
-                decision=decision, stopping=Stopping.model_construct(rule=lax["stopping"], looks=looks),
-                slices=list(slices or []), attempts=Attempts.model_construct(repeats=planned_repeats, rule=lax["rule"], k=k),
-                missing=Missing.model_construct(policy=lax["policy"]),
-                data=SimpleNamespace(columns=Columns.model_construct(critical=critical_role)), primary=primary)
-        return cls(candidates=list(candidates), baseline=baseline, case_ids=np.asarray(case_ids, dtype=object),
-                   case_cluster=case_cluster, cluster_ids=cluster_ids, case_columns=cols, outcomes=out,
-                   repeats=reps, plan=plan)
-
     # -- access -------------------------------------------------------------------------
     def index(self, name: str) -> int:
         """Row of candidate ``name``."""
@@ -276,3 +170,15 @@ class AnalysisContext:
         """Label of cluster ``code``."""
         assert self.cluster_ids is not None
         return str(self.cluster_ids[code])
+
+    def codes(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(codes, uniques)`` of a column in first-seen order, code -1 where missing
+        (:func:`evalspec.results.table.factorize`: each distinct value is then read once)."""
+        from evalspec.results.table import factorize
+
+        return factorize(column)
+
+
+if TYPE_CHECKING:  # pragma: no cover - mypy checks that the context implements the protocol
+    def _implements(ctx: AnalysisContext) -> Context:
+        return ctx

@@ -4,12 +4,12 @@ An analysis kind is one module under :mod:`evalspec.analyses` that defines, at t
 and importing nothing heavier than pydantic (``evalspec validate`` imports every kind to
 build the plan schema; scipy, pymc or torch are imported inside ``compute``):
 
-* a **parameter model** (subclass of :class:`~evalspec.analyses.params.AnalysisParams`,
+* a **parameter model** (subclass of :class:`~evalspec.analyses.base.AnalysisParams`,
   ``kind: Literal["<kind>"]``): the keys a plan may set, each with a description;
 * a **result model** (subclass of :class:`ResultModel`): the typed shape of its numbers in
   the claim record (the claim's JSON Schema is generated from it);
 * a **compute function** ``compute(ctx, params) -> Outcome``: a pure function of the
-  :class:`~evalspec.analyses.context.AnalysisContext` and the parameters;
+  context (:class:`Context`, what it may read) and the parameters;
 * optionally ``columns(params, plan) -> list[ColumnNeed]``: results columns it reads (a
   missing one is an error at its plan line before anything runs);
 * a **report section** ``templates/sections/<kind>.html.j2``;
@@ -27,17 +27,24 @@ the pipeline runs every kind the same way and names none of them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalspec.analyses.context import AnalysisContext
-    from evalspec.analyses.params import AnalysisParams
+    import numpy as np
+
+    from evalspec.analyses.base import AnalysisParams
 
 __all__ = [
     "AnalysisKind",
+    "AnalysisRefused",
+    "CaseValues",
+    "Context",
+    "Pair",
+    "Repeats",
     "Caveat",
     "ColumnNeed",
     "CriticalStatus",
@@ -192,6 +199,134 @@ class ColumnNeed:
     level: Literal["case", "row"] = "case"
 
 
+class AnalysisRefused(Exception):
+    """The data cannot support an analysis the plan asks for (e.g. no case run by both candidates).
+
+    ``compute`` raises it; ``evalspec run`` reports it at the analysis's plan line and refuses
+    the run (exit 2).
+    """
+
+
+# -- what compute receives --------------------------------------------------------------
+# The context is built above the data layer (:class:`evalspec.analyses.context.AnalysisContext`);
+# a kind sees it through :class:`Context`, so a kind module never imports the runtime.
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """Attempt-level rows (after the checks and before the attempt rule), one entry per row.
+
+    ``cand`` and ``case`` are codes (row ``j`` of ``ctx.candidates``, column ``i`` of
+    ``ctx.case_ids``), ``repeat`` the repeat number as read, ``passed`` the row's outcome in
+    [0, 1] (NaN where it is missing: the plan's ``missing`` policy is *not* applied here),
+    ``score`` the ``score`` column (``passed`` where there is none), ``columns`` the row-level
+    columns a kind asked for with ``ColumnNeed(level="row")``.
+    """
+
+    cand: np.ndarray
+    case: np.ndarray
+    repeat: np.ndarray
+    passed: np.ndarray
+    score: np.ndarray
+    columns: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Case outcomes of two candidates on the cases both have (the paired intersection)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    cases: np.ndarray
+    clusters: np.ndarray | None
+
+
+class CaseValues(Protocol):
+    """Case outcomes after the attempt rule (:class:`evalspec.attempts.CaseOutcomes`)."""
+
+    @property
+    def values(self) -> np.ndarray:
+        """``values[j, i]``: candidate ``j``, case ``i``; NaN where the candidate has no outcome."""
+
+    @property
+    def attempts(self) -> np.ndarray:
+        """``attempts[j, i]``: attempts the rule used."""
+
+    @property
+    def rule(self) -> str: ...
+
+    @property
+    def k(self) -> int | None: ...
+
+    @property
+    def binary(self) -> bool:
+        """Whether case outcomes are pass/fail (every attempt rule but ``mean``)."""
+
+
+class Context(Protocol):
+    """What ``compute(ctx, params)`` may read: the data after the attempt rule and the validated plan.
+
+    :class:`evalspec.analyses.context.AnalysisContext` implements it (its docstring describes
+    each member); tests build one with ``evalspec.testing.context_from_arrays``.
+    """
+
+    @property
+    def candidates(self) -> list[str]: ...
+    @property
+    def baseline(self) -> str | None: ...
+    @property
+    def case_ids(self) -> np.ndarray: ...
+    @property
+    def case_cluster(self) -> np.ndarray | None: ...
+    @property
+    def cluster_ids(self) -> np.ndarray | None: ...
+    @property
+    def case_columns(self) -> dict[str, np.ndarray]: ...
+    @property
+    def outcomes(self) -> CaseValues: ...
+    @property
+    def repeats(self) -> Repeats: ...
+    @property
+    def plan(self) -> Any: ...
+    @property
+    def plan_dir(self) -> Path | None: ...
+    @property
+    def decision(self) -> Any: ...
+    @property
+    def stopping(self) -> Any: ...
+    @property
+    def confidence_level(self) -> float: ...
+    @property
+    def goal(self) -> str: ...
+    @property
+    def margin(self) -> float | None: ...
+    @property
+    def minimum_improvement(self) -> float: ...
+    @property
+    def slices(self) -> list[Any]: ...
+    @property
+    def critical_role(self) -> str | None: ...
+    @property
+    def critical_max_rate(self) -> float | None: ...
+    @property
+    def critical_level(self) -> float | None: ...
+    @property
+    def missing_policy(self) -> str: ...
+    @property
+    def planned_repeats(self) -> int: ...
+    @property
+    def primary(self) -> tuple[str, str] | None: ...
+
+    def index(self, name: str) -> int: ...
+    def level(self, params: Any) -> float: ...
+    def chosen(self, params: Any) -> list[str]: ...
+    def values(self, name: str, mask: np.ndarray | None = None) -> np.ndarray: ...
+    def compared(self, params: Any) -> tuple[str, str]: ...
+    def pair(self, first: str, second: str, mask: np.ndarray | None = None) -> Pair: ...
+    def cluster_label(self, code: int) -> str: ...
+    def codes(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+
 @dataclass(frozen=True)
 class AnalysisKind:
     """One analysis kind, as its module declares it (``KIND = AnalysisKind(...)``)."""
@@ -199,7 +334,7 @@ class AnalysisKind:
     name: str
     params: type[AnalysisParams]
     result: type[ResultModel]
-    compute: Callable[[AnalysisContext, Any], Outcome]
+    compute: Callable[[Context, Any], Outcome]
     title: str
     columns: Callable[[Any, Any], list[ColumnNeed]] | None = None
     #: Report order: lower first. Page-1 material comes from offers and caveats, not from here.

@@ -59,7 +59,7 @@ from evalspec.analyses.contract import (
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisContext
+    from evalspec.analyses.contract import Context
 
 __all__ = ["FLAG_FALSE", "FLAG_TRUE", "KIND", "CriticalFailuresParams", "CriticalResult", "compute",
            "critical_mask", "flag_value", "upper_bound"]
@@ -138,11 +138,11 @@ def flag_value(value: Any) -> bool | None:
     return None
 
 
-def critical_mask(ctx: AnalysisContext, flag: str) -> np.ndarray:
+def critical_mask(ctx: Context, flag: str) -> np.ndarray:
     """Boolean per case: flagged critical. Refuses (AnalysisRefused) an unrecognised flag value."""
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
 
     col = ctx.case_columns.get(flag)
     name = flag
@@ -151,9 +151,7 @@ def critical_mask(ctx: AnalysisContext, flag: str) -> np.ndarray:
         name = ctx.critical_role
     if col is None:
         raise AnalysisRefused(f"the critical flag column {flag!r} is not in the results")
-    from evalspec.results.table import factorize
-
-    codes, uniques = factorize(col)  # each distinct value read once (free for a reader's coded column)
+    codes, uniques = ctx.codes(col)  # each distinct value read once (free for a reader's coded column)
     read = [flag_value(u) for u in uniques.tolist()]
     bad = np.array([r is None for r in read] + [False], dtype=bool)[codes]
     if bad.any():
@@ -177,13 +175,7 @@ def upper_bound(failures: float, n: float, level: float) -> float:
     return float(betaincinv(failures + 1.0, n - failures, level))
 
 
-def _zero_failure_n(max_rate: float, level: float) -> int:
-    from evalspec.decision import zero_failure_n
-
-    return zero_failure_n(max_rate, level)
-
-
-def compute(ctx: AnalysisContext, params: CriticalFailuresParams) -> Outcome:
+def compute(ctx: Context, params: CriticalFailuresParams) -> Outcome:
     """Critical-case failures per candidate (any failed attempt) with the one-sided upper bound."""
     import numpy as np
 
@@ -192,6 +184,8 @@ def compute(ctx: AnalysisContext, params: CriticalFailuresParams) -> Outcome:
         level = float(limit_level)
     else:
         level = float(params.confidence_level if params.confidence_level is not None else ctx.confidence_level)
+    from evalspec.stats.power import zero_failure_cases
+
     crit = critical_mask(ctx, params.flag)
     reps = ctx.repeats
     passed = reps.passed
@@ -232,7 +226,7 @@ def compute(ctx: AnalysisContext, params: CriticalFailuresParams) -> Outcome:
         eff = n_eff if n_eff is not None else float(n)
         needed = reachable = within = None
         if max_rate is not None:
-            needed = _zero_failure_n(max_rate, level)
+            needed = zero_failure_cases(max_rate, level)
             reachable = bool(eff > 0 and upper_bound(0.0, eff, level) < max_rate)
             within = bool(ub is not None and ub < max_rate)
         if n == 0:

@@ -59,7 +59,7 @@ from evalspec.analyses.contract import (
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisContext, Pair
+    from evalspec.analyses.contract import Context, Pair
 
 __all__ = [
     "BOOTSTRAP_MIN_CLUSTERS",
@@ -250,7 +250,7 @@ def _units_with_disagreement(diff: np.ndarray, clusters: np.ndarray) -> int:
     return int(np.unique(clusters[diff != 0]).size)
 
 
-def paired_core(ctx: AnalysisContext, first: str, second: str, *, method: str, level: float,
+def paired_core(ctx: Context, first: str, second: str, *, method: str, level: float,
                 mask: np.ndarray | None = None, resamples: int = 10_000, seed: int = 0,
                 bootstrap_interval: str = "percentile", correction: str = "CR2") -> tuple[PairedCore, Pair] | None:
     """Estimate and interval of ``first − second`` on their paired cases (within ``mask``).
@@ -265,7 +265,7 @@ def paired_core(ctx: AnalysisContext, first: str, second: str, *, method: str, l
     return core, pair
 
 
-def _interval(ctx: AnalysisContext, pair: Pair, first: str, second: str, *, method: str, level: float,
+def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str, level: float,
               resamples: int, seed: int, bootstrap_interval: str, correction: str) -> PairedCore:
     import numpy as np
 
@@ -357,7 +357,7 @@ def _interval(ctx: AnalysisContext, pair: Pair, first: str, second: str, *, meth
     return core
 
 
-def _contributions(ctx: AnalysisContext, pair: Pair, top: int) -> Contributions | None:
+def _contributions(ctx: Context, pair: Pair, top: int) -> Contributions | None:
     """Net difference per cluster, ranked by signed contribution toward the total."""
     import numpy as np
 
@@ -444,11 +444,11 @@ def _caveats(core: PairedCore, contrib: Contributions | None, params: PairedDiff
     return out
 
 
-def compute(ctx: AnalysisContext, params: PairedDifferenceParams) -> Outcome:
+def compute(ctx: Context, params: PairedDifferenceParams) -> Outcome:
     """Paired difference of pass rates, ``candidate − baseline`` (``compare[0] − compare[1]``)."""
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
 
     first, second = ctx.compared(params)
     level = ctx.level(params)

@@ -1,4 +1,4 @@
-"""``PARAMS`` (every registered kind's parameter model) and re-exports of the kinds' models.
+"""``PARAMS``: every registered kind's parameter model, by kind.
 
 An entry of the plan's ``analyses`` list is a flat mapping: ``kind`` names the analysis
 and the other keys are its parameters, e.g.::
@@ -11,28 +11,17 @@ Each model forbids unknown keys, so a misspelt parameter is an error at its line
 This module imports pydantic only (no scipy): it is on the ``evalspec validate`` path.
 
 A kind's parameter model lives in the kind's own module (see
-:mod:`evalspec.analyses.contract` and :mod:`evalspec.analyses.registry`); the ones imported
-here are re-exported for code that imports them from here. :data:`PARAMS` maps every
-registered kind to its parameter model.
+:mod:`evalspec.analyses.contract` and :mod:`evalspec.analyses.registry`); import it from there.
+:data:`PARAMS` maps every registered kind to its parameter model, read from the registry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from evalspec.analyses.base import AnalysisParams, ConfidenceLevel
-from evalspec.analyses.clustered import ClusteredMeanParams
-from evalspec.analyses.critical import CriticalFailuresParams
-from evalspec.analyses.paired import PairedDifferenceParams, PairedMethod
-from evalspec.analyses.proportion import ProportionMethod, ProportionParams
-from evalspec.analyses.slices import SlicesParams
-from evalspec.analyses.variation import RunVariationParams
+from evalspec.analyses.base import AnalysisParams
 
-__all__ = [
-    "PARAMS", "AnalysisParams", "ClusteredMeanParams", "ConfidenceLevel", "CriticalFailuresParams",
-    "PairedDifferenceParams", "PairedMethod", "ProportionMethod", "ProportionParams", "RunVariationParams", "SlicesParams",
-    "known_kinds",
-]
+__all__ = ["PARAMS", "known_kinds"]
 
 
 class _AllParams(Mapping[str, type[AnalysisParams]]):

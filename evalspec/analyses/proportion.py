@@ -29,7 +29,7 @@ from evalspec.analyses.contract import AnalysisKind, Caveat, Outcome, ResultMode
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisContext
+    from evalspec.analyses.contract import Context
 
 __all__ = ["KIND", "ProportionEntry", "ProportionParams", "ProportionResult", "compute", "proportion_of"]
 
@@ -76,7 +76,7 @@ class ProportionResult(ResultModel):
     candidates: dict[str, ProportionEntry]
 
 
-def _entry(ctx: AnalysisContext, name: str, method: str, level: float,
+def _entry(ctx: Context, name: str, method: str, level: float,
            mask: np.ndarray | None = None) -> tuple[ProportionEntry | None, list[Caveat]]:
     import numpy as np
 
@@ -161,14 +161,14 @@ def _clustered(vals: np.ndarray, clusters: np.ndarray, method: str, level: float
                            design_effect=float(r.design_effect), note=r.note or None)
 
 
-def proportion_of(ctx: AnalysisContext, name: str, method: str, level: float,
+def proportion_of(ctx: Context, name: str, method: str, level: float,
                   mask: np.ndarray | None = None) -> dict[str, Any] | None:
     """Pass rate of ``name`` (within ``mask``) as a JSON-ready dict; None when it has no cases."""
     entry, _ = _entry(ctx, name, method, level, mask)
     return None if entry is None else entry.model_dump(mode="json", exclude_none=True)
 
 
-def compute(ctx: AnalysisContext, params: ProportionParams) -> Outcome:
+def compute(ctx: Context, params: ProportionParams) -> Outcome:
     """Each chosen candidate's pass rate with the plan's interval method."""
     level = ctx.level(params)
     out: dict[str, ProportionEntry] = {}

@@ -322,7 +322,7 @@ def decide_action(goal: str, target: float | None, low: float, high: float, fina
 def compute(ctx: Any, params: SequentialDifferenceParams) -> Outcome:
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
     from evalspec.stats.sequential import METHOD, betting_confidence_sequence
 
     first, second = ctx.compared(params)

@@ -56,7 +56,7 @@ from evalspec.analyses.paired import PairedCore, PairedMethod
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisContext
+    from evalspec.analyses.contract import Context
 
 __all__ = ["KIND", "MIN_LOSS_CASES", "SLICE_RESAMPLES", "SlicesParams", "SlicesResult", "compute", "holm"]
 
@@ -151,7 +151,7 @@ def _label(v: Any) -> str | None:
     return str(v)
 
 
-def _label_codes(col: np.ndarray) -> tuple[np.ndarray, list[str]]:
+def _label_codes(ctx: Context, col: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Each case's label as a code into the distinct labels (-1 = missing).
 
     ``_label`` runs once per distinct value, not once per case; values that print alike
@@ -159,9 +159,7 @@ def _label_codes(col: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """
     import numpy as np
 
-    from evalspec.results.table import factorize
-
-    codes, uniques = factorize(col)
+    codes, uniques = ctx.codes(col)
     names: list[str] = []
     index: dict[str, int] = {}
     remap = np.full(len(uniques) + 1, -1, dtype=np.int64)  # code -1 (missing) reads the last slot
@@ -182,7 +180,7 @@ def _mask(coded: tuple[np.ndarray, list[str]], value: str) -> np.ndarray:
     return codes == names.index(value) if value in names else np.zeros(len(codes), dtype=bool)
 
 
-def _comparison(ctx: AnalysisContext) -> tuple[str, str] | None:
+def _comparison(ctx: Context) -> tuple[str, str] | None:
     if ctx.primary is not None:
         return ctx.primary
     if ctx.baseline is not None and len(ctx.candidates) > 1:
@@ -191,7 +189,7 @@ def _comparison(ctx: AnalysisContext) -> tuple[str, str] | None:
 
 
 class _Runner:
-    def __init__(self, ctx: AnalysisContext, params: SlicesParams) -> None:
+    def __init__(self, ctx: Context, params: SlicesParams) -> None:
         self.ctx = ctx
         self.params = params
         self.level = ctx.level(params)
@@ -207,7 +205,7 @@ class _Runner:
     def coded(self, column: str, col: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """The column's label codes, computed once per column."""
         if column not in self._coded:
-            self._coded[column] = _label_codes(col)
+            self._coded[column] = _label_codes(self.ctx, col)
         return self._coded[column]
 
     def paired(self, mask: np.ndarray, level: float) -> PairedCore | None:
@@ -265,7 +263,7 @@ class _Runner:
 
         col = self.ctx.case_columns.get(column)
         if col is None:
-            from evalspec.analyses.context import AnalysisRefused
+            from evalspec.analyses.contract import AnalysisRefused
 
             raise AnalysisRefused(f"the slice column {column!r} is not in the results")
         coded = self.coded(column, col)
@@ -345,9 +343,9 @@ class _Runner:
         return findings, k
 
 
-def compute(ctx: AnalysisContext, params: SlicesParams) -> Outcome:
+def compute(ctx: Context, params: SlicesParams) -> Outcome:
     """Declared slices (confirmatory, Holm-adjusted), then requested exploratory columns."""
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
 
     run = _Runner(ctx, params)
     declared = {s.name: s for s in ctx.slices}

@@ -33,7 +33,7 @@ from evalspec.analyses.contract import AnalysisKind, Caveat, Outcome, ResultMode
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisContext
+    from evalspec.analyses.contract import Context
 
 __all__ = ["KIND", "SE_REPEATS", "RunVariationParams", "RunVariationResult", "compute", "variance_decomposition"]
 
@@ -118,7 +118,7 @@ def variance_decomposition(case: np.ndarray, passed: np.ndarray) -> dict[str, An
     return out
 
 
-def _entry(ctx: AnalysisContext, name: str) -> tuple[RunVariationEntry, list[Caveat]]:
+def _entry(ctx: Context, name: str) -> tuple[RunVariationEntry, list[Caveat]]:
     import numpy as np
 
     from evalspec.stats import clustered_standard_error
@@ -175,7 +175,7 @@ def _entry(ctx: AnalysisContext, name: str) -> tuple[RunVariationEntry, list[Cav
     return RunVariationEntry(**fields), caveats
 
 
-def compute(ctx: AnalysisContext, params: RunVariationParams) -> Outcome:
+def compute(ctx: Context, params: RunVariationParams) -> Outcome:
     """Repeat agreement, within/between-case variance and the SE as repeats grow, per candidate."""
     out: dict[str, RunVariationEntry] = {}
     caveats: list[Caveat] = []

@@ -17,7 +17,8 @@ from evalspec.analyses.beta_binomial import (
     posterior_writer_missing,
     save_posteriors,
 )
-from evalspec.analyses.context import AnalysisContext, AnalysisRefused
+from evalspec.analyses.contract import AnalysisRefused
+from evalspec.testing import context_from_arrays
 from evalspec.stats.beta_binomial import beta_binomial_profile
 
 
@@ -51,7 +52,7 @@ def _ctx(conds, **kw):
     ids, cand, case, rep, passed, variant, counts = _trials(conds, column=column, **kw)
     names = ["M"] if column else list(conds)
     cols = {"variant": variant} if column else None
-    ctx = AnalysisContext.from_arrays(names, ids, cand, case, passed, repeat=rep, rule="mean",
+    ctx = context_from_arrays(names, ids, cand, case, passed, repeat=rep, rule="mean",
                                       baseline=None if column else names[0], case_columns=cols,
                                       missing_policy="exclude")
     return ctx, counts
@@ -101,7 +102,7 @@ def test_missing_attempts_and_theta_cap():
     passed = ctx.repeats.passed.copy()
     passed[[0, 5]] = np.nan
     ids, cand, case, rep, _, _, _ = _trials({"a": (0.7, 3.0), "b": (0.5, 3.0)}, n_q=30)
-    ctx = AnalysisContext.from_arrays(["a", "b"], ids, cand, case, passed, repeat=rep, rule="mean", baseline="a",
+    ctx = context_from_arrays(["a", "b"], ids, cand, case, passed, repeat=rep, rule="mean", baseline="a",
                                       missing_policy="exclude")
     out = compute(ctx, BetaBinomialParams(kind="beta_binomial", theta_cap=10))
     a = out.result.conditions["a"]
@@ -131,7 +132,7 @@ def test_refusals_name_the_problem(params, message):
 def test_scores_are_refused():
     ids, cand, case, rep, passed, _, _ = _trials({"a": (0.7, 3.0)}, n_q=5)
     passed = [0.5 * p for p in passed]
-    ctx = AnalysisContext.from_arrays(["a"], ids, cand, case, passed, repeat=rep, rule="mean")
+    ctx = context_from_arrays(["a"], ids, cand, case, passed, repeat=rep, rule="mean")
     with pytest.raises(AnalysisRefused, match="pass/fail"):
         compute(ctx, BetaBinomialParams(kind="beta_binomial"))
 
@@ -155,7 +156,7 @@ def test_diagnostics_and_misfit_become_caveats():
             case.append(i)
             rep.append(r + 1)
             passed.append(float(r % 2))
-    ctx = AnalysisContext.from_arrays(["M"], ids, cand, case, passed, repeat=rep, rule="mean")
+    ctx = context_from_arrays(["M"], ids, cand, case, passed, repeat=rep, rule="mean")
     out = compute(ctx, BetaBinomialParams(kind="beta_binomial"))
     assert "bayes_ppc_misfit" in {c.code for c in out.caveats}
     assert all(c.severity == "note" for c in out.caveats)

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from evalspec.analyses.context import AnalysisContext
+from evalspec.testing import context_from_arrays
 from evalspec.analyses.contract import Caveat, Offers, PrimaryInterval
 from evalspec.decision import DecisionRecord, decide
 
@@ -59,7 +60,7 @@ def paired_ctx(rows: list[tuple[int, int]], *, clusters: list[str] | None = None
     n = len(rows)
     ids = [f"c{i}" for i in range(n)]
     passed = [float(a) for a, _ in rows] + [float(b) for _, b in rows]
-    return AnalysisContext.from_arrays(["A", "B"], ids, [0] * n + [1] * n, list(range(n)) * 2, passed,
+    return context_from_arrays(["A", "B"], ids, [0] * n + [1] * n, list(range(n)) * 2, passed,
                                        clusters=clusters, baseline="B", primary=("A", "B"), **kw)
 
 
@@ -76,7 +77,7 @@ def repeated_ctx(outcomes: dict[str, list[list[int]]], *, clusters: list[str] | 
                 case.append(i)
                 rep.append(r)
                 passed.append(float("nan") if v is None else float(v))
-    return AnalysisContext.from_arrays(names, [f"c{i}" for i in range(n)], cand, case, passed, repeat=rep,
+    return context_from_arrays(names, [f"c{i}" for i in range(n)], cand, case, passed, repeat=rep,
                                        clusters=clusters, rule=rule, k=k, case_columns=columns, baseline=names[-1],
                                        primary=(names[0], names[-1]), **kw)
 

@@ -1,6 +1,6 @@
 """Each finding of issue 8 as a crafted study, with the verdict a statistician would predict.
 
-The studies are built with ``AnalysisContext.from_arrays`` and run through the analysis
+The studies are built with ``evalspec.testing.context_from_arrays`` and run through the analysis
 kinds (``compute`` -> offers and caveats) and :func:`evalspec.decision.decide`, so a test
 fails if either the interval or the rule that reads it is wrong.
 """
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from studies import Dec, Limit, Stop, decide_on, interval, paired_ctx, record, repeated_ctx, verdict_of  # noqa: E402
 
-from evalspec.analyses.context import AnalysisRefused  # noqa: E402
+from evalspec.analyses.contract import AnalysisRefused  # noqa: E402
 from evalspec.decision import DECISIVE  # noqa: E402
 
 METHODS = ["auto", "cluster_t", "cluster_bootstrap"]
@@ -398,10 +398,10 @@ def test_mcnemar_with_clusters_says_it_ignores_them_or_is_clustered() -> None:
 
 
 def test_zero_failure_sample_size() -> None:
-    from evalspec.decision import zero_failure_n
+    from evalspec.stats.power import zero_failure_cases
 
     for rate, level, n in [(0.05, 0.95, 59), (0.01, 0.95, 299), (0.1, 0.9, 22)]:
-        assert zero_failure_n(rate, level) == n
+        assert zero_failure_cases(rate, level) == n
         assert 1 - (1 - level) ** (1 / n) < rate <= 1 - (1 - level) ** (1 / (n - 1))
     assert math.isclose(1 - 0.05 ** (1 / 12), 0.2209, abs_tol=1e-4)
 

@@ -15,14 +15,13 @@ import pytest
 from scipy import stats as sps
 
 from evalspec.analyses.context import AnalysisContext
-from evalspec.analyses.params import (
-    ClusteredMeanParams,
-    CriticalFailuresParams,
-    PairedDifferenceParams,
-    ProportionParams,
-    RunVariationParams,
-    SlicesParams,
-)
+from evalspec.testing import context_from_arrays
+from evalspec.analyses.clustered import ClusteredMeanParams
+from evalspec.analyses.critical import CriticalFailuresParams
+from evalspec.analyses.paired import PairedDifferenceParams
+from evalspec.analyses.proportion import ProportionParams
+from evalspec.analyses.slices import SlicesParams
+from evalspec.analyses.variation import RunVariationParams
 from evalspec.analyses.registry import get
 from evalspec.plan.model import Slice
 
@@ -42,7 +41,7 @@ def ctx_two(a: list[int], b: list[int], *, clusters: list[str] | None = None, co
     """Two candidates A, B with one attempt per case."""
     n = len(a)
     ids = [f"c{i + 1}" for i in range(n)]
-    return AnalysisContext.from_arrays(["A", "B"], ids, [0] * n + [1] * n, list(range(n)) * 2,
+    return context_from_arrays(["A", "B"], ids, [0] * n + [1] * n, list(range(n)) * 2,
                                        [float(v) for v in a + b], clusters=clusters, case_columns=columns,
                                        baseline="B", **kw)
 
@@ -100,7 +99,7 @@ def test_paired_difference_cluster_contributions() -> None:
 
 def test_paired_difference_under_mean_rule_uses_a_cluster_method() -> None:
     # three cases, two repeats per candidate: A means (1, .5, 0), B means (.5, 0, 0)
-    ctx = AnalysisContext.from_arrays(
+    ctx = context_from_arrays(
         ["A", "B"], ["c1", "c2", "c3"], [0] * 6 + [1] * 6, [0, 0, 1, 1, 2, 2] * 2,
         [1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0], repeat=[1, 2] * 6, rule="mean", baseline="B")
     res = get("paired_difference")(ctx, PairedDifferenceParams(kind="paired_difference", method="newcombe",
@@ -136,7 +135,7 @@ def test_critical_failures_no_limit_and_no_cases() -> None:
 
 def test_run_variation_decomposition() -> None:
     # one candidate, 3 cases x 2 repeats: p = (1, .5, 0)
-    ctx = AnalysisContext.from_arrays(["M"], ["c1", "c2", "c3"], [0] * 6, [0, 0, 1, 1, 2, 2],
+    ctx = context_from_arrays(["M"], ["c1", "c2", "c3"], [0] * 6, [0, 0, 1, 1, 2, 2],
                                       [1, 1, 1, 0, 0, 0], repeat=[1, 2] * 3, rule="mean", planned_repeats=2)
     m = get("run_variation")(ctx, RunVariationParams(kind="run_variation"))["candidates"]["M"]
     # within_i = p(1-p) K/(K-1) = (0, .5, 0): mean 1/6
@@ -174,7 +173,7 @@ def test_slices_confirmatory_and_exploratory() -> None:
 def test_clustered_mean_cr1_by_hand() -> None:
     # one candidate, scores on 4 cases in 2 clusters, one attempt each
     scores = [2.0, 4.0, 6.0, 10.0]
-    ctx = AnalysisContext.from_arrays(["M"], ["c1", "c2", "c3", "c4"], [0] * 4, [0, 1, 2, 3], [1, 1, 1, 1],
+    ctx = context_from_arrays(["M"], ["c1", "c2", "c3", "c4"], [0] * 4, [0, 1, 2, 3], [1, 1, 1, 1],
                                       score=scores, clusters=["g", "g", "h", "h"])
     m = get("clustered_mean")(ctx, ClusteredMeanParams(kind="clustered_mean"))["candidates"]["M"]
     # mean 5.5; residual totals: g = -3.5 - 1.5 = -5, h = .5 + 4.5 = 5; CR0 = sqrt(50)/4; CR1 x sqrt(G/(G-1))

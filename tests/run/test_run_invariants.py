@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalspec.analyses.context import AnalysisContext
-from evalspec.analyses.params import PairedDifferenceParams
+from evalspec.testing import context_from_arrays
+from evalspec.analyses.paired import PairedDifferenceParams
 from evalspec.analyses.registry import get
 from evalspec.claim import dumps, normalize
 
@@ -23,7 +24,7 @@ def _ctx(rows: list[tuple[int, int, int]], swap: bool = False) -> AnalysisContex
     b = [r[1] for r in rows]
     if swap:
         a, b = b, a
-    return AnalysisContext.from_arrays(["A", "B"], [f"c{i:02d}" for i in range(n)], [0] * n + [1] * n,
+    return context_from_arrays(["A", "B"], [f"c{i:02d}" for i in range(n)], [0] * n + [1] * n,
                                        list(range(n)) * 2, [float(v) for v in a + b],
                                        clusters=[f"g{r[2]}" for r in rows], baseline="B")
 

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalspec.analyses.context import AnalysisContext
+from evalspec.testing import context_from_arrays
 from evalspec.analyses.registry import get_kind
 from evalspec.stats import clustered_mean_interval, proportion_interval
 
@@ -37,7 +38,7 @@ def _one(values: list[float], clusters: list[str] | None = None, *, repeats: lis
             case.append(i)
             rep.append(r)
             passed.append(v)
-    return AnalysisContext.from_arrays(["M"], [f"c{i}" for i in range(len(repeats))], cand, case, passed,
+    return context_from_arrays(["M"], [f"c{i}" for i in range(len(repeats))], cand, case, passed,
                                        repeat=rep, clusters=clusters, **kw)
 
 
@@ -60,7 +61,7 @@ def _cr2_se(values: list[float], clusters: list[str]) -> float:
 def test_clustered_mean_defaults_to_cr2_worked_by_hand() -> None:
     # unequal clusters g (2 cases), h (3 cases): mean 4.6, residual totals -3.2 and 3.2
     scores, clusters = [2.0, 4.0, 6.0, 10.0, 1.0], ["g", "g", "h", "h", "h"]
-    ctx = AnalysisContext.from_arrays(["M"], [f"c{i}" for i in range(5)], [0] * 5, list(range(5)), [1] * 5,
+    ctx = context_from_arrays(["M"], [f"c{i}" for i in range(5)], [0] * 5, list(range(5)), [1] * 5,
                                       score=scores, clusters=clusters)
     out = _run("clustered_mean", ctx)
     m = out.result.candidates["M"]
@@ -75,7 +76,7 @@ def test_clustered_mean_defaults_to_cr2_worked_by_hand() -> None:
 
 def test_clustered_mean_cr1_on_request_uses_g_minus_1_df() -> None:
     scores, clusters = [2.0, 4.0, 6.0, 10.0, 1.0], ["g", "g", "h", "h", "h"]
-    ctx = AnalysisContext.from_arrays(["M"], [f"c{i}" for i in range(5)], [0] * 5, list(range(5)), [1] * 5,
+    ctx = context_from_arrays(["M"], [f"c{i}" for i in range(5)], [0] * 5, list(range(5)), [1] * 5,
                                       score=scores, clusters=clusters)
     m = _run("clustered_mean", ctx, correction="CR1").result.candidates["M"]
     # CR1: sqrt(G/(G-1)) * sqrt(sum E_g^2) / n = sqrt(2) * sqrt(2 * 3.2^2) / 5

@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from tbg_synthetic import SyntheticModel, write_reference_folder
 
 from evalspec.analyses.background_temperature import KIND, BackgroundTemperatureParams, compute
-from evalspec.analyses.context import AnalysisContext, AnalysisRefused
+from evalspec.analyses.contract import AnalysisRefused
+from evalspec.testing import context_from_arrays
 from evalspec.cli import cli
 
 GRID = [0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3]
@@ -51,7 +52,7 @@ def _ctx(gap_noise: float = 0.0, seed: int = 0):
                 case.append(c)
                 rep.append(r)
                 passed.append(float(rng.random() < np.clip(base[c] + extra, 0, 1)))
-    return AnalysisContext.from_arrays(["A", "B"], [f"c{i}" for i in range(40)], cand, case, passed, repeat=rep,
+    return context_from_arrays(["A", "B"], [f"c{i}" for i in range(40)], cand, case, passed, repeat=rep,
                                        rule="mean", baseline="A", primary=("B", "A"))
 
 
@@ -91,7 +92,7 @@ def test_gap_outside_the_spread_is_said_so(folders):
             case += [c, c]
             rep += [r, r]
             passed += [float(rng.random() < 0.3), float(rng.random() < 0.9)]
-    ctx = AnalysisContext.from_arrays(["A", "B"], [f"c{i}" for i in range(40)], cand, case, passed, repeat=rep,
+    ctx = context_from_arrays(["A", "B"], [f"c{i}" for i in range(40)], cand, case, passed, repeat=rep,
                                       rule="mean", baseline="A", primary=("B", "A"))
     params = BackgroundTemperatureParams(kind="background_temperature", target=str(target), references=[str(ref)],
                                          resamples=200)
@@ -103,7 +104,7 @@ def test_gap_outside_the_spread_is_said_so(folders):
 
 def test_no_gap_without_repeats_or_pair(folders):
     root, ref, _, target = folders
-    ctx = AnalysisContext.from_arrays(["A"], ["c0", "c1"], [0, 0], [0, 1], [1.0, 0.0])
+    ctx = context_from_arrays(["A"], ["c0", "c1"], [0, 0], [0, 1], [1.0, 0.0])
     params = BackgroundTemperatureParams(kind="background_temperature", target=str(target), references=[str(ref)],
                                          resamples=200)
     assert compute(ctx, params).result.gap is None
