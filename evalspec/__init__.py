@@ -1,8 +1,10 @@
 """evalspec: preregistered evaluation plans, honest uncertainty, auditable decisions.
 
-The package is layered in one direction (see ``docs/ARCHITECTURE.md``)::
+The package is layered in one direction, bottom to top (``docs/ARCHITECTURE.md``,
+"Layers"; ``tests/test_layers.py`` fails on an upward import or a cycle)::
 
-    plan -> results -> attempts -> analyses -> decision -> claim -> report / audit
+    leaves (stats, contract) < kinds < plan < data < runtime < decision < claim < pipeline
+    < outputs (report, audit) < entry (cli, commands)
 
 Importing :mod:`evalspec` is cheap on purpose: heavy modules (scipy, statsmodels,
 weasyprint, pymc, torch) are imported only by the step that needs them, so that

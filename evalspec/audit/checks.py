@@ -15,7 +15,10 @@ fails.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from evalspec.audit.evidence import ledger_in_git, lock_in_git
@@ -300,9 +303,28 @@ def attempt_rule(inputs: AuditInputs) -> CheckResult:
 # -- data and reproduction --------------------------------------------------------------
 
 
-def data_fingerprints(inputs: AuditInputs) -> CheckResult:
-    from evalspec.audit.core import sha256_file
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a regular file's bytes (as the results reader records it); anything else is an InputError."""
+    from evalspec._files import special_kind
+    from evalspec.errors import InputError
+    from evalspec.limits import MAX_RESULTS_BYTES
 
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    h = hashlib.sha256()
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        kind = special_kind(st.st_mode)
+        if kind is not None or st.st_size > MAX_RESULTS_BYTES:
+            raise InputError(f"{path}: not a results file evalspec reads ({kind or 'larger than the limit'})")
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def data_fingerprints(inputs: AuditInputs) -> CheckResult:
     title = "Data is the data the claim was made from"
     if inputs.data_problem:
         return _r("data_fingerprints", title, "fail", f"The data given does not match the claim: {inputs.data_problem}.")

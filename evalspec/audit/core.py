@@ -8,7 +8,6 @@ found) raises :class:`~evalspec.errors.InputError` (exit 2); problems the audit 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 from pathlib import Path
@@ -16,28 +15,7 @@ from typing import Any
 
 from evalspec.audit.model import AuditInputs, AuditReport
 
-__all__ = ["audit_claim", "gather", "find_plan", "sha256_file"]
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a regular file's bytes (as the results reader records it); anything else is an InputError."""
-    from evalspec._files import special_kind
-    from evalspec.errors import InputError
-    from evalspec.limits import MAX_RESULTS_BYTES
-
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    h = hashlib.sha256()
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        kind = special_kind(st.st_mode)
-        if kind is not None or st.st_size > MAX_RESULTS_BYTES:
-            raise InputError(f"{path}: not a results file evalspec reads ({kind or 'larger than the limit'})")
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+__all__ = ["audit_claim", "gather", "find_plan"]
 
 
 def find_plan(claim: dict[str, Any], claim_path: Path) -> Path | None:

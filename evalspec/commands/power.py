@@ -27,7 +27,8 @@ def power(plan: Path, pilot: tuple[Path, ...], as_json: bool) -> None:
     zero failures bound the rate below the plan's limit."""
     from evalspec.errors import CheckFailed, Diagnostic, InputError
     from evalspec.plan import load_plan
-    from evalspec.power import assess, pilot_assumptions
+    from evalspec.pilot import pilot_assumptions
+    from evalspec.power import assess
 
     loaded = load_plan(plan, display=str(plan))
     p = loaded.plan

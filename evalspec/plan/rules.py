@@ -318,16 +318,6 @@ def _primary_at_the_decision_level(view: PlanView) -> Iterable[Issue]:
 # -- warnings: the plan is valid, but the reader must know ----------------------------------------
 
 
-def _zero_failure_n(max_rate: float, level: float) -> int:
-    import math
-
-    if max_rate <= 0:
-        return 0
-    if max_rate >= 1:
-        return 1
-    return int(math.floor(math.log(1 - level) / math.log(1 - max_rate))) + 1
-
-
 @warning("stopping", "analyses")
 def _looks_without_sequential_method(view: PlanView) -> Iterable[Issue]:
     stop = view.stopping
@@ -368,7 +358,7 @@ def _planned_units_reach_the_goal(view: PlanView) -> Iterable[Issue]:
 @warning("title", "question", "decision_owner", "population", "systematic_limits")
 def _starter_text_left_in(view: PlanView) -> Iterable[Issue]:
     """Text the decision owner reads on page 1 that is still `evalspec init`'s example."""
-    from evalspec.plan.starter import example_value
+    from evalspec.plan.starter_examples import example_value
 
     for key in ("title", "question", "decision_owner", "population"):
         if getattr(view, key) == example_value(key):
@@ -409,7 +399,9 @@ def _critical_limit_reachable(view: PlanView) -> Iterable[Issue]:
     cf = view.decision.critical_failures
     if cf is None:
         return
-    need = _zero_failure_n(float(cf.max_rate), float(cf.confidence_level))
+    from evalspec.stats.power import zero_failure_cases
+
+    need = zero_failure_cases(float(cf.max_rate), float(cf.confidence_level))
     max_units = view.stopping.max_units
     if max_units is not None and max_units < need and view.units.cluster is not None:
         yield Issue(("decision", "critical_failures", "max_rate"),

@@ -15,7 +15,9 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
-__all__ = ["starter_text", "VERDICT_SECTIONS", "example_value"]
+from evalspec.plan.starter_examples import EXAMPLE
+
+__all__ = ["starter_text", "VERDICT_SECTIONS"]
 
 #: Sections written with every key (their defaults can change a verdict).
 VERDICT_SECTIONS = ("units", "attempts", "missing", "decision", "stopping", "data.outcome")
@@ -32,47 +34,6 @@ _HEADER = """\
 # Every comment below is the description of its key (`evalspec schema` prints them all).
 # Keys whose defaults can change the verdict are all written out: read each one.
 """
-
-#: Example values; keys of the verdict sections not listed here are written with their defaults.
-_EXAMPLE: dict[str, Any] = {
-    "evalspec": 1,
-    "id": "my-evaluation",
-    "title": "Candidate vs current configuration",
-    "question": "Should we replace the current configuration with the candidate?",
-    "decision_owner": "the team lead who signs off the change",
-    "population": "the cases the decision is about (e.g. English support questions, Q3 traffic sample)",
-    "data": {
-        "results": "results.jsonl",
-        "format": "auto",
-        "columns": {"candidate": "candidate", "repeat": "repeat", "outcome": "outcome", "timestamp": "timestamp"},
-        "outcome": {},
-    },
-    "candidates": {
-        "candidate": {"model": "vendor/new-model", "version": "2026-10-01", "settings": {"temperature": 0}},
-        "current": {"model": "vendor/old-model", "version": "2026-06-15", "settings": {"temperature": 0}},
-    },
-    "baseline": "current",
-    "units": {"case": "case_id", "cluster": "source_doc"},
-    "attempts": {"repeats": 1, "rule": "first"},
-    "missing": {"policy": "count_as_fail", "max_fraction": 0.02},
-    "analyses": [
-        {"kind": "proportion", "method": "wilson"},
-        {"kind": "paired_difference", "compare": ["candidate", "current"], "method": "auto", "seed": 1},
-    ],
-    "decision": {"goal": "superiority", "minimum_improvement": 0.03, "confidence_level": 0.95,
-                 "minimum_units": 10},
-    "stopping": {"rule": "fixed", "max_units": 200, "decision_date": "2026-12-31", "looks": 1},
-    "slices": [],
-    "systematic_limits": [
-        "Replace with the known limits of this evaluation (language range, label quality, provider alias)."],
-    "record": ["timestamp"],
-}
-
-
-def example_value(key: str) -> Any:
-    """The starter's example value of a top-level key (validate warns when it is left in a plan)."""
-    return _EXAMPLE.get(key)
-
 
 def _scalar(value: Any) -> str:
     if value is None:
@@ -166,7 +127,7 @@ def starter_text() -> str:
     from evalspec.plan.model import Plan
 
     lines: list[str] = []
-    _emit(Plan, _EXAMPLE, "", 0, lines)
+    _emit(Plan, EXAMPLE, "", 0, lines)
     return _HEADER + "\n".join(lines) + "\n"
 
 

@@ -26,6 +26,7 @@ import os
 import pickle
 import sys
 import threading
+from types import ModuleType
 from typing import Any
 
 __all__ = ["PdfWorker", "can_fork"]
@@ -82,14 +83,15 @@ class _Collect(logging.Handler):
         self.records.append(d)
 
 
-def _child(claim: dict[str, Any], in_fd: int, out_fd: int) -> int:
+def _child(claim: dict[str, Any], in_fd: int, out_fd: int, render_module: ModuleType) -> int:
     """The forked process: import WeasyPrint and compile the templates; when the plots arrive,
-    write the print HTML, typeset it, reply."""
-    import evalspec.report.render  # noqa: F401 - loaded already in the parent that forked this process
-    from evalspec.report.pdf_import import import_weasyprint
+    write the print HTML, typeset it, reply.
 
-    # looked up at call time, as the parent would call them (a test's stand-in included)
-    render_module = sys.modules["evalspec.report.render"]
+    ``render_module`` is :mod:`evalspec.report.render`, handed over by the parent (this module
+    does not import it back); its functions are looked up at call time, as the parent would
+    call them (a test's stand-in included).
+    """
+    from evalspec.report.pdf_import import import_weasyprint
 
     # Records go to the parent, which emits them through its own handlers (no duplicates here).
     collect = _Collect()
@@ -125,8 +127,10 @@ class PdfWorker:
         self._pid, self._in_fd, self._out_fd = pid, in_fd, out_fd
 
     @classmethod
-    def start(cls, claim: dict[str, Any]) -> PdfWorker | None:
-        """Fork the child, or return None where that is unsafe or useless (then typeset in-process)."""
+    def start(cls, claim: dict[str, Any], render_module: ModuleType) -> PdfWorker | None:
+        """Fork the child, or return None where that is unsafe or useless (then typeset in-process).
+
+        ``render_module``: :mod:`evalspec.report.render`, whose functions the child calls."""
         if not can_fork():
             return None
         for stream in (sys.stdout, sys.stderr):  # a buffered line must not be written twice
@@ -142,7 +146,7 @@ class PdfWorker:
             try:
                 os.close(in_w)
                 os.close(out_r)
-                code = _child(claim, in_r, out_w)
+                code = _child(claim, in_r, out_w, render_module)
             except BaseException:  # noqa: BLE001 - any failure is reported by the exit status alone
                 code = 2
             finally:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -262,7 +263,7 @@ def render(claim: dict[str, Any], out_dir: str | os.PathLike[str], formats: Iter
     written = []
     drawn: dict[str, Any] = {}  # plots drawn once for both media
     # WeasyPrint is imported in a forked child while the plots are drawn here (where safe; else None)
-    worker = PdfWorker.start(claim) if "pdf" in wanted else None
+    worker = PdfWorker.start(claim, sys.modules[__name__]) if "pdf" in wanted else None
     try:
         for f in wanted:
             if f == "html":

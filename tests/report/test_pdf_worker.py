@@ -98,7 +98,7 @@ print(json.dumps({"used": used, "pdf": path.read_bytes()[:5].decode()}))
 
 def test_a_failed_worker_leaves_the_pdf_to_this_process(tmp_path: Path) -> None:
     got = _run(r"""
-pw._child = lambda claim, in_fd, out_fd: 3  # as when WeasyPrint cannot be imported in the child
+pw._child = lambda claim, in_fd, out_fd, render_module: 3  # as when WeasyPrint cannot be imported in the child
 (path,) = render(claim, out, ("pdf",))
 print(json.dumps({"used": used, "pdf": path.read_bytes()[:5].decode()}))
 """, tmp_path)

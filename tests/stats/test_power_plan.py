@@ -109,12 +109,12 @@ def test_pilot_estimates_match_the_pilot(tmp_path: Path) -> None:
 
 
 def test_anova_icc_recovers_a_known_correlation() -> None:
-    from evalspec.power import _anova_icc
+    from evalspec.pilot import anova_icc
 
     rng = np.random.default_rng(5)
     g = np.repeat(np.arange(400), 10)
     y = rng.normal(0, math.sqrt(0.3), 400)[g] + rng.normal(0, math.sqrt(0.7), g.size)
-    icc, m = _anova_icc(y, g)
+    icc, m = anova_icc(y, g)
     assert icc == pytest.approx(0.3, abs=0.04) and m == 10
 
 

@@ -54,7 +54,7 @@ def write_reference_folder(folder, table: dict[float, dict[str, list[tuple[int, 
     from pathlib import Path
 
     from evalspec.tbg.prompts import Prompt
-    from evalspec.tbg.sampler import SampleSettings, _manifest, plan_shards, write_shard
+    from evalspec.tbg.sampler import SampleSettings, build_manifest, plan_shards, write_shard
 
     folder = Path(folder)
     temps = sorted(table)
@@ -62,7 +62,7 @@ def write_reference_folder(folder, table: dict[float, dict[str, list[tuple[int, 
     k = len(next(iter(table[temps[0]].values())))
     prompts = [Prompt(id=p, text=p) for p in pids]
     settings = SampleSettings(temperatures=tuple(temps), samples=k, max_new_tokens=64, seed=seed)
-    manifest = _manifest(prompts, settings, {"spec": name, "name": name, "source": "synthetic numpy model"},
+    manifest = build_manifest(prompts, settings, {"spec": name, "name": name, "source": "synthetic numpy model"},
                          {"device": "cpu"}, "prompts.jsonl")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))

@@ -9,7 +9,8 @@ import types
 import pytest
 
 from evalspec.tbg.prompts import Prompt
-from evalspec.tbg.sampler import SampleSettings, run_sampling
+from evalspec.tbg.runner import run_sampling
+from evalspec.tbg.sampler import SampleSettings
 
 
 class _Out:

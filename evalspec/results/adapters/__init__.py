@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
-from evalspec.results.adapters.base import LogFile, Options
+from evalspec.results.adapters.base import LogFile, Options, WrongTool, bad_log
 from evalspec.results.table import FileInfo
 
 __all__ = ["ADAPTERS", "LOG_FORMATS", "SUPPORTED", "LogFile", "LogFileInfo", "Options", "read_logs", "expand", "apply_plan",
@@ -143,6 +143,25 @@ def read_logs(paths: list[Path], fmt: str, options: Options, display: Any = str)
     """Read the log files ``paths`` of format ``fmt``; ``display(path)`` names a file in messages."""
     if fmt not in ADAPTERS:
         raise InputError(f"unknown log format {fmt!r}; known: {', '.join(sorted(ADAPTERS))}")
+    try:
+        out = _read_logs(paths, fmt, options, display)
+    except WrongTool as exc:  # JSON of another tool: name it (the adapter knows only its own)
+        other = sniff_tool(exc.doc)
+        if other is None or other == fmt:
+            raise
+        raise bad_log(exc.display, f"is a {other} file, not {exc.what}",
+                      f"set data.format: {other} (or pass --format {other})") from None
+    if not out:
+        which = f" of task {options.task!r}" if options.task else ""
+        raise InputError(f"no {_TOOL_NAMES[fmt]} log{which} was found",
+                         [Diagnostic(file=", ".join(display(p) for p in paths) or ".",
+                                     message=f"no {_TOOL_NAMES[fmt]} log{which} was found in these paths",
+                                     hint="point data.results at the tool's log files or their folder"
+                                     + (", or fix data.select.task" if options.task else ""))])
+    return out
+
+
+def _read_logs(paths: list[Path], fmt: str, options: Options, display: Any) -> list[LogFile]:
     module = _module(fmt)
     out: list[LogFile] = []
     if hasattr(module, "read_many"):
@@ -159,13 +178,6 @@ def read_logs(paths: list[Path], fmt: str, options: Options, display: Any = str)
                                            "notes": [*lf.provenance.get("notes", []),
                                                      f"{len(skipped)} log(s) of other tasks than {options.task!r} "
                                                      "were left out."]}) for lf in out]
-    if not out:
-        which = f" of task {options.task!r}" if options.task else ""
-        raise InputError(f"no {_TOOL_NAMES[fmt]} log{which} was found",
-                         [Diagnostic(file=", ".join(display(p) for p in paths) or ".",
-                                     message=f"no {_TOOL_NAMES[fmt]} log{which} was found in these paths",
-                                     hint="point data.results at the tool's log files or their folder"
-                                     + (", or fix data.select.task" if options.task else ""))])
     return out
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.readers import RawFile
 
-__all__ = ["LogFile", "Options", "Rows", "candidate_fields", "candidate_name", "as_dict", "bad_log", "guard", "sha256_of", "read_bytes", "load_json", "iso_time",
+__all__ = ["LogFile", "Options", "Rows", "WrongTool", "candidate_fields", "candidate_name", "as_dict", "bad_log", "guard", "sha256_of", "read_bytes", "load_json", "iso_time",
            "scalar", "CORE_COLUMNS"]
 
 #: Columns an adapter writes itself; a log's own metadata key with one of these names is
@@ -145,6 +145,20 @@ def bad_log(display: str, message: str, hint: str | None = None, *, key: str | N
     return InputError(f"{display}: {message}",
                       [Diagnostic(file=display, message=message, hint=hint, key=key, line=line, got=got,
                                   has_got=has_got)])
+
+
+class WrongTool(InputError):
+    """A JSON document that is not this adapter's tool's: ``what`` names what was expected.
+
+    Raised by an adapter with its own message (``is JSON but not ...``); the dispatcher,
+    :func:`evalspec.results.adapters.read_logs`, which knows every tool, turns it into
+    ``is a <tool> file, not <what>`` when another tool wrote the document.
+    """
+
+    def __init__(self, display: str, doc: Any, what: str, message: str, hint: str) -> None:
+        err = bad_log(display, message, hint)
+        super().__init__(str(err), err.diagnostics)
+        self.display, self.doc, self.what = display, doc, what
 
 
 @contextmanager

@@ -30,7 +30,7 @@ from typing import Any
 
 from evalspec.results.adapters.graders import inspect_model_scorer
 from evalspec.results.adapters.base import (
-    as_dict, candidate_fields, candidate_name, fields_shown, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
+    as_dict, candidate_fields, candidate_name, fields_shown, LogFile, Options, Rows, WrongTool, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
     number_or_none, read_bytes, sha256_of,
 )
 from evalspec.results.adapters.zip_members import ZipLog, open_zip
@@ -67,14 +67,9 @@ def read(path: Path, display: str, options: Options) -> list[LogFile]:
 
 
 def _not_inspect(doc: Any, display: str) -> Exception:
-    from evalspec.results.adapters import sniff_tool
-
-    other = sniff_tool(doc)
-    if other is not None and other != "inspect":
-        return bad_log(display, f"is a {other} file, not an inspect_ai log",
-                       f"set data.format: {other} (or pass --format {other})")
-    return bad_log(display, "is JSON but not an inspect_ai log (no `eval` block with a `model`)",
-                   "point data.results at the .eval or .json files inspect wrote (inspect log convert --to json)")
+    return WrongTool(display, doc, "an inspect_ai log",
+                     "is JSON but not an inspect_ai log (no `eval` block with a `model`)",
+                     "point data.results at the .eval or .json files inspect wrote (inspect log convert --to json)")
 
 
 # -- the zip container --------------------------------------------------------------------

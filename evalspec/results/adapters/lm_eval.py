@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.results.adapters.base import (
-    as_dict, candidate_fields, candidate_name, fields_shown, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
+    as_dict, candidate_fields, candidate_name, fields_shown, LogFile, Options, Rows, WrongTool, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
     mean_or_none, number_or_none, read_bytes, sha256_of, valid_line,
 )
 
@@ -119,14 +119,9 @@ def _read_run(res_path: Path, named_samples: list[Path], display: Any, options: 
     rdigest = sha256_of(data)
     doc = load_json(data, rdisp, "an lm-evaluation-harness results file")
     if not sniff(doc):
-        from evalspec.results.adapters import sniff_tool
-
-        other = sniff_tool(doc)
-        if other is not None:
-            raise bad_log(rdisp, f"is a {other} file, not an lm-evaluation-harness results file",
-                          f"set data.format: {other} (or pass --format {other})")
-        raise bad_log(rdisp, "is JSON but not an lm-evaluation-harness results file (no `results` block with "
-                      "`versions` / `lm_eval_version`)", "point data.results at results_<date>.json or its folder")
+        raise WrongTool(rdisp, doc, "an lm-evaluation-harness results file",
+                        "is JSON but not an lm-evaluation-harness results file (no `results` block with "
+                        "`versions` / `lm_eval_version`)", "point data.results at results_<date>.json or its folder")
     with guard(rdisp, TOOL, "results file"):
         return _read_task(res_path, rdisp, rdigest, doc, named_samples, display, options)
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from evalspec.results.adapters.graders import promptfoo_model_assertions
 from evalspec.results.adapters.base import (
-    as_dict, candidate_fields, candidate_name, fields_shown, LogFile, Options, Rows, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
+    as_dict, candidate_fields, candidate_name, fields_shown, LogFile, Options, Rows, WrongTool, bad_log, compare_note, flatten_into, guard, iso_time, load_json, make_log_file,
     mean_or_none, read_bytes, sha256_of, valid_line,
 )
 
@@ -83,14 +83,9 @@ def read(path: Path, display: str, options: Options) -> list[LogFile]:
     else:
         doc = load_json(data, display, "a promptfoo output file (promptfoo eval -o results.json)")
     if not sniff(doc):
-        from evalspec.results.adapters import sniff_tool
-
-        other = sniff_tool(doc)
-        if other is not None:
-            raise bad_log(display, f"is a {other} file, not a promptfoo output file",
-                          f"set data.format: {other} (or pass --format {other})")
-        raise bad_log(display, "is JSON but not a promptfoo output file (no `results.results` list)",
-                      "write the file with `promptfoo eval -o results.json` (or `promptfoo export`)")
+        raise WrongTool(display, doc, "a promptfoo output file",
+                        "is JSON but not a promptfoo output file (no `results.results` list)",
+                        "write the file with `promptfoo eval -o results.json` (or `promptfoo export`)")
     with guard(display, TOOL, "results"):
         return [_rows(path, display, digest, doc, options)]
 
