@@ -32,6 +32,15 @@ class Diagnostic:
     hint: str | None = None
     excerpt: str | None = None
 
+    def as_json(self) -> dict[str, Any]:
+        """The JSON form ``validate --json`` prints (``got`` as its text where it is not a plain value)."""
+        out: dict[str, Any] = {"file": self.file, "line": self.line, "col": self.col, "key": self.key,
+                               "message": self.message, "hint": self.hint}
+        if self.has_got:
+            g = self.got
+            out["got"] = g if isinstance(g, (str, int, float, bool)) or g is None else repr(g)
+        return out
+
     def headline(self) -> str:
         """The one-line form ``file:line:col: key: message (got VALUE); hint``."""
         loc = self.file

@@ -29,13 +29,14 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # 0. Leaves: numeric kernels, the analysis contract, small helpers every layer may use.
     "leaves": (
         "evalspec", "evalspec._version", "evalspec._resources", "evalspec._atomic", "evalspec.exit_codes",
-        "evalspec.errors", "evalspec.limits", "evalspec.method_words",
+        "evalspec.errors", "evalspec.limits", "evalspec.method_words", "evalspec._files", "evalspec.terminal",
         "evalspec.analyses.base", "evalspec.analyses.contract",
         "evalspec.stats", "evalspec.stats._numeric", "evalspec.stats._results", "evalspec.stats._validation",
         "evalspec.stats.beta_binomial", "evalspec.stats.bootstrap", "evalspec.stats.clustered",
         "evalspec.stats.clustered_mcnemar", "evalspec.stats.clustered_proportion", "evalspec.stats.distance",
         "evalspec.stats.hdi", "evalspec.stats.paired", "evalspec.stats.power", "evalspec.stats.proportion",
-        "evalspec.stats.sequential",
+        "evalspec.stats.sequential", "evalspec.stats.agreement", "evalspec.stats.paired_exact", "evalspec.stats.ppi",
+        "evalspec.stats.ranking",
         # The background-temperature engine: a kernel (numpy, torch inside functions) of its own.
         "evalspec.tbg", "evalspec.tbg.backends", "evalspec.tbg.data", "evalspec.tbg.environment",
         "evalspec.tbg.estimate", "evalspec.tbg.metrics", "evalspec.tbg.models", "evalspec.tbg.prompts",
@@ -61,7 +62,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.results", "evalspec.results.checks", "evalspec.results.hints", "evalspec.results.readers",
         "evalspec.results.table", "evalspec.results.adapters", "evalspec.results.adapters.base",
         "evalspec.results.adapters.inspect_ai", "evalspec.results.adapters.lm_eval",
-        "evalspec.results.adapters.promptfoo", "evalspec.attempts", "evalspec.pilot",
+        "evalspec.results.adapters.promptfoo", "evalspec.results.adapters.zip_members", "evalspec.attempts",
+        "evalspec.pilot",
     ),
     # 4. Runtime: what a kind's compute receives (and contexts built from lists, for tests).
     "runtime": ("evalspec.analyses.context", "evalspec.testing"),
@@ -76,15 +78,18 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.report", "evalspec.report.fmt", "evalspec.report.load", "evalspec.report.pdf_import",
         "evalspec.report.pdf_worker", "evalspec.report.plots", "evalspec.report.plots_bayes",
         "evalspec.report.plots_tbg", "evalspec.report.render", "evalspec.report.sources", "evalspec.report.view",
+        "evalspec.report.markdown",
         "evalspec.audit", "evalspec.audit.checks", "evalspec.audit.core", "evalspec.audit.gate",
-        "evalspec.audit.model", "evalspec.audit.render", "evalspec.audit.reproduce",
+        "evalspec.audit.model", "evalspec.audit.render", "evalspec.audit.reproduce", "evalspec.audit.attest",
+        "evalspec.audit.evidence", "evalspec.audit.recompute", "evalspec.gate",
     ),
     # 9. Entry points: the CLI and its commands (they compose the pipeline and the outputs).
     "entry": (
-        "evalspec.__main__", "evalspec.cli", "evalspec.commands", "evalspec.commands.audit",
+        "evalspec.__main__", "evalspec.cli", "evalspec.regenerate", "evalspec.commands", "evalspec.commands.audit",
         "evalspec.commands.convert", "evalspec.commands.init", "evalspec.commands.lock",
         "evalspec.commands.power", "evalspec.commands.report", "evalspec.commands.run",
         "evalspec.commands.schema", "evalspec.commands.tbg", "evalspec.commands.validate",
+        "evalspec.commands.attest", "evalspec.commands.gate", "evalspec.commands.validate_data",
     ),
 }
 

@@ -91,12 +91,11 @@ def statement(inputs: AuditInputs) -> dict[str, Any]:
     return {"_type": STATEMENT_TYPE, "subject": subjects, "predicateType": PREDICATE_TYPE, "predicate": predicate}
 
 
-def write_statement(claim_path: Path, out: Path | None = None) -> Path:
-    """Write the statement for ``claim_path`` (atomically); return its path."""
+def write_statement(inputs: AuditInputs, claim_path: Path, out: Path | None = None) -> Path:
+    """Write the statement for the claim at ``claim_path`` (``inputs``: its audit inputs, gathered
+    without the re-run) atomically; return its path."""
     from evalspec._atomic import write_text_atomic
-    from evalspec.audit.core import gather
 
-    inputs = gather(claim_path, reproduce=False)
     target = out if out is not None else statement_path(claim_path)
     text = json.dumps(statement(inputs), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     write_text_atomic(target, text)

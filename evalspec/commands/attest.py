@@ -24,7 +24,8 @@ __all__ = ["attest"]
 def attest(claim: Path, out: Path | None) -> None:
     """Write an in-toto Statement v1 about CLAIM (claim, report and data digests; plan, lock, ledger, verdict)."""
     from evalspec.audit.attest import NAMESPACE, write_statement
+    from evalspec.audit.core import gather
 
-    path = write_statement(claim, out)
+    path = write_statement(gather(claim, reproduce=False), claim, out)
     click.echo(f"statement written to {path}")
     click.echo(f"sign it with your own key: ssh-keygen -Y sign -f KEY -n {NAMESPACE} {path}", err=True)

@@ -149,7 +149,7 @@ def convert(logs: tuple[Path, ...], to: str, output: Path | None, fmt: str, task
     else:
         import sys
 
-        from evalspec.cli import unescaped
+        from evalspec.terminal import unescaped
 
         click.echo(text, nl=False, file=unescaped(sys.stdout))  # data, byte for byte (messages are escaped)
     for p in prov:

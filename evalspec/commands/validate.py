@@ -22,7 +22,7 @@ import click
 from evalspec.errors import Diagnostic, EvalspecError
 from evalspec.exit_codes import ExitCode
 
-__all__ = ["as_json", "validate"]
+__all__ = ["validate"]
 
 
 @click.command("validate")
@@ -59,7 +59,7 @@ def validate(ctx: click.Context, plans: tuple[str, ...], locked: bool, fmt: str,
             code = ExitCode(int(exc.exit_code))
             diags = exc.diagnostics or [Diagnostic(file=name, message=exc.message)]
             entry.update(status="invalid" if code == ExitCode.CHECK_FAILED else "unreadable", exit_code=int(code),
-                         diagnostics=[as_json(d) for d in diags])
+                         diagnostics=[d.as_json() for d in diags])
             worst = max(worst, code)
             if fmt == "text":
                 for d in diags:
@@ -77,7 +77,7 @@ def validate(ctx: click.Context, plans: tuple[str, ...], locked: bool, fmt: str,
         warned = [loaded.diagnostic(format_path(w.path), "warning: " + w.message, hint=w.hint,
                                     **({"got": w.got} if w.has_got else {}))
                   for w in plan_warnings(loaded.plan)]
-        entry["warnings"] = [as_json(d) for d in warned]
+        entry["warnings"] = [d.as_json() for d in warned]
         if fmt == "text":
             for d in warned:
                 click.echo(d.render(), err=True)
@@ -118,11 +118,3 @@ def validate(ctx: click.Context, plans: tuple[str, ...], locked: bool, fmt: str,
     if fmt == "json":
         click.echo(json.dumps({"exit_code": int(worst), "plans": reports}, indent=2, ensure_ascii=False))
     ctx.exit(int(worst))
-
-
-def as_json(d: Diagnostic) -> dict[str, Any]:
-    out: dict[str, Any] = {"file": d.file, "line": d.line, "col": d.col, "key": d.key, "message": d.message,
-                           "hint": d.hint}
-    if d.has_got:
-        out["got"] = d.got if isinstance(d.got, (str, int, float, bool)) or d.got is None else repr(d.got)
-    return out

@@ -39,10 +39,9 @@ def check_pilot(plan: str, paths: tuple[str, ...], *, text: bool, quiet: bool = 
         handle = load_plan_for_run(plan)
         checked, _needs, _kinds = check_data(with_results(handle, list(paths)))
     except EvalspecError as exc:
-        from evalspec.commands.validate import as_json
 
         diags = exc.diagnostics or [Diagnostic(file=shown, message=exc.message)]
-        out.update(status="refused", exit_code=int(exc.exit_code), diagnostics=[as_json(d) for d in diags])
+        out.update(status="refused", exit_code=int(exc.exit_code), diagnostics=[d.as_json() for d in diags])
         if text:
             for d in diags:
                 click.echo(d.render(), err=True)
