@@ -18,7 +18,8 @@ plan. Each line is one JSON object (sorted keys, no spaces) recording a look at 
 A hash chain is tamper-*evident*, not tamper-proof: someone who rewrites every line after
 an edit can rebuild it. Committing the ledger (git keeps the history) and the claim (which
 records its own entry's ``seq`` and ``prev_sha256``) anchors it. :func:`verify` names the
-first broken entry and what is wrong with it.
+first broken entry and what is wrong with it. Recording a look (seal the claim with its
+process record, append its entry, under the ledger's lock) is :mod:`evalspec.looks`.
 
 The claim records its own SHA-256 under ``integrity.sha256``: the SHA-256 of the claim's
 canonical text (:func:`evalspec.claim.dumps`) with that one field removed (:func:`seal_claim`,
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,12 +43,11 @@ __all__ = [
     "append_entry",
     "claim_sha256",
     "entry_line",
+    "entry_self_hash",
     "ledger_path",
     "new_entry",
     "read_ledger",
-    "record_look",
     "seal_claim",
-    "seal_run",
     "verify",
     "verify_claim_hash",
     "look_number",
@@ -145,7 +144,7 @@ def entry_line(entry: dict[str, Any]) -> str:
     return json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _entry_self_hash(entry: dict[str, Any]) -> str:
+def entry_self_hash(entry: dict[str, Any]) -> str:
     body = {k: v for k, v in entry.items() if k != "entry_sha256"}
     return _sha(entry_line(body))
 
@@ -183,45 +182,6 @@ def new_entry(claim: dict[str, Any], plan_file: str, previous: list[LedgerEntry]
         "evalspec_version": claim.get("evalspec_version"),
         "prev_sha256": _sha(previous[-1].text) if previous else GENESIS,
     } | ({"period": period} if isinstance(period := (plan.get("registered") or {}).get("period"), str) else {})
-
-
-def seal_run(claim: dict[str, Any], plan_path: str | Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The sealed claim and its ledger entry, ready to write (nothing is written here).
-
-    The entry is ``None`` when the ledger already holds this very claim (a re-run with the
-    same inputs, seeds and ``SOURCE_DATE_EPOCH``): nothing new was seen.
-
-    The claim records where its entry will sit (``integrity.ledger``: file, ``seq``,
-    ``prev_sha256``); the entry records the claim's self-hash. Raises ``InputError`` when
-    the existing ledger cannot be read.
-    """
-    from evalspec.process import attach_process
-
-    path = ledger_path(plan_path)
-    previous = read_ledger(path)
-    claim = with_look_caveat(claim, Path(plan_path).name, previous)
-    if "process" in claim:  # a run's claim: its process checks on the ledger as read under the lock
-        claim = attach_process(claim, plan_path, previous)
-    entry = new_entry(claim, Path(plan_path).name, previous)
-    try:
-        from evalspec.plan import read_lock
-
-        lock = read_lock(plan_path)
-        entry["lock_hash"] = None if lock is None else lock.hash
-    except Exception:  # noqa: BLE001 - an unreadable lock is already a deviation in the claim
-        entry["lock_hash"] = None
-    # the same run again (same plan, data, seeds and creation time: the same claim) is not a new
-    # look: it gets the entry it had, so identical inputs still give identical bytes
-    for old in previous:
-        if old.get("plan_hash") == entry["plan_hash"] and old.get("data") == entry["data"] \
-                and old.get("plan_file") == entry["plan_file"]:
-            again = seal_claim(claim, ledger=_claim_ledger_ref(old.seq, old.get("prev_sha256")))
-            if again["integrity"]["sha256"] == old.get("claim_sha256"):
-                return again, None
-    sealed = seal_claim(claim, ledger=_claim_ledger_ref(entry["seq"], entry["prev_sha256"]))
-    entry["claim_sha256"] = sealed["integrity"]["sha256"]
-    entry["entry_sha256"] = _entry_self_hash(entry)
-    return sealed, entry
 
 
 def look_number(claim: dict[str, Any], plan_file: str, previous: list[LedgerEntry]) -> int:
@@ -265,10 +225,6 @@ def with_look_caveat(claim: dict[str, Any], plan_file: str, previous: list[Ledge
     out = dict(claim)
     out["decision"] = {**decision, "caveats": [*(decision.get("caveats") or []), caveat.model_dump(mode="json")]}
     return out
-
-
-def _claim_ledger_ref(seq: Any, prev: Any) -> dict[str, Any]:
-    return {"file": f"{LEDGER_DIR}/{LEDGER_NAME}", "seq": seq, "prev_sha256": prev}
 
 
 def append_entry(plan_path: str | Path, entry: dict[str, Any]) -> Path:
@@ -360,7 +316,7 @@ def verify(entries: list[LedgerEntry] | str | Path) -> LedgerCheck:
     for e in entries:
         label = f"entry {e.seq} (line {e.line})"
         recorded = e.get("entry_sha256")
-        if recorded != _entry_self_hash(e.data):
+        if recorded != entry_self_hash(e.data):
             problems.append(LedgerProblem(e.line, e.seq, f"{label} was edited: its content no longer matches "
                                           "its recorded SHA-256"))
         seq = e.seq
@@ -382,39 +338,3 @@ def verify(entries: list[LedgerEntry] | str | Path) -> LedgerCheck:
         prev_text = e.text
         prev_seq = seq if isinstance(seq, int) else prev_seq
     return LedgerCheck(entries, problems)
-
-
-def record_look(claim: dict[str, Any], plan_path: str | Path) -> dict[str, Any]:
-    """Seal ``claim`` and append its entry, holding a lock on the ledger so two runs cannot interleave.
-
-    Returns the sealed claim (to be written next). Raises ``InputError`` (exit 2) when the
-    ledger cannot be read or written.
-    """
-    from contextlib import ExitStack
-
-    from evalspec.errors import Diagnostic, InputError
-
-    from evalspec._files import refuse_symlinked_folder
-
-    path = ledger_path(plan_path)
-    refuse_symlinked_folder(path.parent, what="the plan's ledger folder .evalspec")
-    with ExitStack() as stack:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path.parent, os.O_RDONLY)  # lock the folder: the ledger file itself is replaced on append
-            stack.callback(os.close, fd)
-        except OSError as exc:
-            raise InputError(f"{path}: cannot record this look in the ledger", [Diagnostic(
-                file=str(path), message=f"cannot write the ledger of looks: {exc.strerror or type(exc).__name__}",
-                hint="run from a folder where the plan's .evalspec/ folder is writable")]) from None
-        try:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            stack.callback(fcntl.flock, fd, fcntl.LOCK_UN)
-        except (ImportError, OSError):  # no POSIX locks here: the append stays atomic, the order unguarded
-            pass
-        sealed, entry = seal_run(claim, plan_path)
-        if entry is not None:
-            append_entry(plan_path, entry)
-    return sealed

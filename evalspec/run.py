@@ -454,7 +454,7 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     from evalspec.process import attach_process
 
     # the process checks the audit makes, on the lock and the ledger as they stand (made again
-    # when the look is recorded, under the ledger's lock: see evalspec.ledger.seal_run)
+    # when the look is recorded, under the ledger's lock: see evalspec.looks.seal_run)
     return attach_process(dict(claim.model_dump(mode="json", exclude={"integrity", "process"})), handle.path)
 
 

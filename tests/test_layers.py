@@ -48,7 +48,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.analyses.background_temperature", "evalspec.analyses.beta_binomial",
         "evalspec.analyses.clustered", "evalspec.analyses.critical", "evalspec.analyses.paired",
         "evalspec.analyses.proportion", "evalspec.analyses.sequential_difference", "evalspec.analyses.slices",
-        "evalspec.analyses.variation",
+        "evalspec.analyses.variation", "evalspec.analyses.judge_corrected", "evalspec.analyses.ranking",
     ),
     # 2. Plan: the plan model (its analyses union from the registry), loading, rules, lock, starter.
     "plan": (
@@ -62,7 +62,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.results", "evalspec.results.checks", "evalspec.results.hints", "evalspec.results.readers",
         "evalspec.results.table", "evalspec.results.adapters", "evalspec.results.adapters.base",
         "evalspec.results.adapters.inspect_ai", "evalspec.results.adapters.lm_eval",
-        "evalspec.results.adapters.promptfoo", "evalspec.results.adapters.zip_members", "evalspec.attempts",
+        "evalspec.results.adapters.promptfoo", "evalspec.results.adapters.zip_members", "evalspec.results.lake", "evalspec.attempts",
         "evalspec.pilot",
     ),
     # 4. Runtime: what a kind's compute receives (and contexts built from lists, for tests).
@@ -70,7 +70,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # 5. Decision: the preregistered rule applied to the kinds' offers.
     "decision": ("evalspec.decision",),
     # 6. Claim: the claim record, its bytes, the ledger.
-    "claim": ("evalspec.claim_model", "evalspec.claim", "evalspec.ledger"),
+    "claim": ("evalspec.claim_model", "evalspec.claim", "evalspec.ledger", "evalspec.process", "evalspec.looks"),
     # 7. Pipeline: plan + data -> claim, a pure function (the audit replays it to reproduce a claim).
     "pipeline": ("evalspec.run",),
     # 8. Outputs: report, audit, gate.
@@ -78,7 +78,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.report", "evalspec.report.fmt", "evalspec.report.load", "evalspec.report.pdf_import",
         "evalspec.report.pdf_worker", "evalspec.report.plots", "evalspec.report.plots_bayes",
         "evalspec.report.plots_tbg", "evalspec.report.render", "evalspec.report.sources", "evalspec.report.view",
-        "evalspec.report.markdown",
+        "evalspec.report.markdown", "evalspec.report.plots_ranking",
         "evalspec.audit", "evalspec.audit.checks", "evalspec.audit.core", "evalspec.audit.gate",
         "evalspec.audit.model", "evalspec.audit.render", "evalspec.audit.reproduce", "evalspec.audit.attest",
         "evalspec.audit.evidence", "evalspec.audit.recompute", "evalspec.gate",

@@ -223,7 +223,7 @@ def human_matrix(ctx: Any, column: str) -> tuple[np.ndarray, int]:
     between repeats (the first repeat's label is used)."""
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
 
     raw = np.asarray(ctx.repeats.columns[column], dtype=object)
     uniques: dict[Any, float | None] = {}
@@ -490,7 +490,7 @@ def compute(ctx: Any, params: JudgeCorrectedParams) -> Outcome:
     """Corrected pass rates, the corrected paired difference, and the judge's agreement with people."""
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
 
     level = ctx.level(params)
     if params.labelled_subset.unit == "cluster" and ctx.case_cluster is None:

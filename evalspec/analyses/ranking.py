@@ -100,7 +100,7 @@ def compute(ctx: Any, params: RankingParams) -> Outcome:
     """Rank intervals, groups and Holm-adjusted pairs of the chosen candidates on their common cases."""
     import numpy as np
 
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
     from evalspec.stats.ranking import rank_intervals, tiers
 
     names = ctx.chosen(params)

@@ -86,7 +86,7 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
             "code": "data_outside_plan_folder",
             "message": "Results were read from outside the plan's folder, as allowed by --allow-outside-data: "
             + ", ".join(dict.fromkeys(outside)) + " (relative to the plan's folder)."})
-    from evalspec.ledger import record_look
+    from evalspec.looks import record_look
 
     # the ledger of looks beside the plan gets this run's entry (before the claim: no unrecorded look);
     # the claim records its own SHA-256 and its ledger entry

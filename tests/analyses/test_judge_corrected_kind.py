@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalspec.analyses.context import AnalysisContext, AnalysisRefused
+from evalspec.analyses.contract import AnalysisRefused
+from evalspec.testing import context_from_arrays
 from evalspec.analyses.judge_corrected import KIND, JudgeCorrectedParams, compute
 from evalspec.analyses.paired import paired_core
 from evalspec.stats.ppi import ppi_mean_interval
@@ -29,7 +30,7 @@ def study(n: int = 600, seed: int = 0, lenient=(0.35, 0.05), labelled=0.25, choo
     lab = rng.random(n) < labelled if chooser is None else chooser(fa, fb, rng)
     cases = [f"c{i}" for i in range(n)]
     groups = None if clusters is None else [f"g{i * clusters // n}" for i in range(n)]
-    ctx = AnalysisContext.from_arrays(["A", "B"], cases, [0] * n + [1] * n, list(range(n)) * 2,
+    ctx = context_from_arrays(["A", "B"], cases, [0] * n + [1] * n, list(range(n)) * 2,
                                       list(fa) + list(fb), baseline="B", clusters=groups)
     if human_values is None:
         human = [ya[i] if lab[i] else None for i in range(n)] + [yb[i] if lab[i] else None for i in range(n)]

@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from evalspec.analyses.context import AnalysisContext, AnalysisRefused
+from evalspec.analyses.contract import AnalysisRefused
+from evalspec.testing import context_from_arrays
 from evalspec.analyses.ranking import RankingParams, compute
 from evalspec.report.plots_ranking import section_plots
 from evalspec.stats.ranking import rank_intervals
@@ -27,7 +28,7 @@ def ctx_for(rates, n=200, clusters=50, seed=0, drop=0, names=None):
             cand.append(j)
             case.append(i)
             passed.append(values[i, j])
-    ctx = AnalysisContext.from_arrays(names, [f"c{i}" for i in range(n)], cand, case, passed,
+    ctx = context_from_arrays(names, [f"c{i}" for i in range(n)], cand, case, passed,
                                       clusters=[f"g{i * clusters // n}" for i in range(n)], baseline=names[-1],
                                       missing_policy="exclude")
     return ctx, values

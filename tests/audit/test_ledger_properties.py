@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalspec.ledger import LedgerEntry, _entry_self_hash, entry_line, new_entry, verify
+from evalspec.ledger import LedgerEntry, entry_self_hash, entry_line, new_entry, verify
 
 
 def _chain(n: int) -> list[LedgerEntry]:
@@ -19,7 +19,7 @@ def _chain(n: int) -> list[LedgerEntry]:
                  "coverage": {"independent_units": {"count": 10 + i, "unit": "cases"}}, "decision": {"verdict": "x"}}
         e = new_entry(claim, "plan.yaml", entries)
         e["claim_sha256"] = f"{i:064x}"
-        e["entry_sha256"] = _entry_self_hash(e)
+        e["entry_sha256"] = entry_self_hash(e)
         entries.append(LedgerEntry(line=i + 1, text=entry_line(e), data=e))
     return entries
 

@@ -153,7 +153,8 @@ def test_concurrent_runs_keep_the_chain(tmp_path: Path) -> None:
     """Looks recorded from several threads at once still form one intact chain."""
     import threading
 
-    from evalspec.ledger import read_ledger, record_look, verify
+    from evalspec.ledger import read_ledger, verify
+    from evalspec.looks import record_look
 
     w = make_workspace(tmp_path)
     base = {"claim_format": 2, "created": "2026-11-20T00:00:00Z", "plan": {"id": "p", "hash": "sha256:x", "lock": {}},

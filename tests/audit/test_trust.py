@@ -25,7 +25,7 @@ from tests.audit.conftest import Workspace, make_workspace, text_of
 def reseal(ws: Workspace, edit: Callable[[dict[str, Any]], None]) -> None:
     """Edit the claim, recompute its SHA-256 and rebuild its ledger entry to agree (a careful forgery)."""
     from evalspec.claim import dumps
-    from evalspec.ledger import _entry_self_hash, entry_line, seal_claim
+    from evalspec.ledger import entry_self_hash, entry_line, seal_claim
 
     claim = ws.read_claim()
     ref = claim["integrity"]["ledger"]
@@ -38,7 +38,7 @@ def reseal(ws: Workspace, edit: Callable[[dict[str, Any]], None]) -> None:
     entry["claim_sha256"] = sealed["integrity"]["sha256"]
     entry["verdict"] = sealed["decision"]["verdict"]
     entry["plan_hash"] = sealed["plan"]["hash"]
-    entry["entry_sha256"] = _entry_self_hash(entry)
+    entry["entry_sha256"] = entry_self_hash(entry)
     lines[-1] = entry_line(entry)
     ws.ledger.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
