@@ -332,7 +332,7 @@ def _evidence(handle: _PlanHandle, ctx: Any, kinds: dict[str, Any], records: lis
     """
     from dataclasses import replace
 
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
     from evalspec.attempts import CaseOutcomes, attempt_columns, reduce_attempts
     from evalspec.decision import CaseEvidence
 

@@ -10,7 +10,8 @@ that names an ``evalspec`` module (``"evalspec.x.y"`` or ``"evalspec.x.y:attr"``
 A module may import its own layer or a lower one, never a higher one, and the graph has no
 cycle. :data:`LAYERS` is the table: every module of the package is named in exactly one
 layer, so a new module is placed on purpose (an unplaced one fails this test and says where
-to add it). Run ``python tests/test_layers.py`` to print the graph's violations without pytest.
+to add it). An analysis kind's module is placed by its line in ``KIND_MODULES``: adding a
+kind needs no edit here. Run ``python tests/test_layers.py`` to print the graph's violations without pytest.
 """
 
 from __future__ import annotations
@@ -42,14 +43,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.tbg.estimate", "evalspec.tbg.metrics", "evalspec.tbg.models", "evalspec.tbg.prompts",
         "evalspec.tbg.sampler", "evalspec.tbg.runner",
     ),
-    # 1. Kinds: the registry and one module per analysis kind (params, result, compute, rules).
-    "kinds": (
-        "evalspec.analyses", "evalspec.analyses.registry", "evalspec.analyses.params",
-        "evalspec.analyses.background_temperature", "evalspec.analyses.beta_binomial",
-        "evalspec.analyses.clustered", "evalspec.analyses.critical", "evalspec.analyses.paired",
-        "evalspec.analyses.proportion", "evalspec.analyses.sequential_difference", "evalspec.analyses.slices",
-        "evalspec.analyses.variation", "evalspec.analyses.judge_corrected", "evalspec.analyses.ranking",
-    ),
+    # 1. Kinds: the registry and one module per analysis kind (params, result, compute, rules). Every module
+    #    named in KIND_MODULES (evalspec/analyses/registry.py) is placed here by its registry line.
+    "kinds": ("evalspec.analyses", "evalspec.analyses.registry", "evalspec.analyses.params"),
     # 2. Plan: the plan model (its analyses union from the registry), loading, rules, lock, starter.
     "plan": (
         "evalspec.plan", "evalspec.plan.canonical", "evalspec.plan.diagnose", "evalspec.plan.load",
@@ -62,13 +58,15 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.results", "evalspec.results.checks", "evalspec.results.hints", "evalspec.results.readers",
         "evalspec.results.table", "evalspec.results.adapters", "evalspec.results.adapters.base",
         "evalspec.results.adapters.inspect_ai", "evalspec.results.adapters.lm_eval",
-        "evalspec.results.adapters.promptfoo", "evalspec.results.adapters.zip_members", "evalspec.results.lake", "evalspec.attempts",
+        "evalspec.results.adapters.promptfoo", "evalspec.results.adapters.zip_members", "evalspec.results.lake", "evalspec.results.adapters.every_eval_ever",
+        "evalspec.results.adapters.helm", "evalspec.results.adapters.openai_evals", "evalspec.attempts",
         "evalspec.pilot",
     ),
     # 4. Runtime: what a kind's compute receives (and contexts built from lists, for tests).
     "runtime": ("evalspec.analyses.context", "evalspec.testing"),
     # 5. Decision: the preregistered rule applied to the kinds' offers.
-    "decision": ("evalspec.decision",),
+    "decision": ("evalspec.decision", "evalspec.decision.guard", "evalspec.decision.record", "evalspec.decision.rules",
+                 "evalspec.decision.table", "evalspec.decision.verdicts", "evalspec.decision.wording"),
     # 6. Claim: the claim record, its bytes, the ledger.
     "claim": ("evalspec.claim_model", "evalspec.claim", "evalspec.ledger", "evalspec.process", "evalspec.looks"),
     # 7. Pipeline: plan + data -> claim, a pure function (the audit replays it to reproduce a claim).
@@ -81,7 +79,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.report.markdown", "evalspec.report.plots_ranking",
         "evalspec.audit", "evalspec.audit.checks", "evalspec.audit.core", "evalspec.audit.gate",
         "evalspec.audit.model", "evalspec.audit.render", "evalspec.audit.reproduce", "evalspec.audit.attest",
-        "evalspec.audit.evidence", "evalspec.audit.recompute", "evalspec.gate",
+        "evalspec.audit.evidence", "evalspec.audit.recompute", "evalspec.gate", "evalspec.diff",
     ),
     # 9. Entry points: the CLI and its commands (they compose the pipeline and the outputs).
     "entry": (
@@ -89,7 +87,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.commands.convert", "evalspec.commands.init", "evalspec.commands.lock",
         "evalspec.commands.power", "evalspec.commands.report", "evalspec.commands.run",
         "evalspec.commands.schema", "evalspec.commands.tbg", "evalspec.commands.validate",
-        "evalspec.commands.attest", "evalspec.commands.gate", "evalspec.commands.validate_data",
+        "evalspec.commands.attest", "evalspec.commands.gate", "evalspec.commands.validate_data", "evalspec.commands.diff",
     ),
 }
 
@@ -195,9 +193,28 @@ def import_graph() -> list[Edge]:
     return [e for name, path in files.items() for e in _imports(name, path, modules) if e.target != name]
 
 
+def registered_kinds() -> list[str]:
+    """The modules of ``KIND_MODULES`` in ``evalspec/analyses/registry.py``, read from its source."""
+    tree = ast.parse((PACKAGE / "analyses" / "registry.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) else None)
+        if isinstance(target, ast.Name) and target.id == "KIND_MODULES" and isinstance(node.value, ast.Dict):
+            return [ast.literal_eval(v) for v in node.value.values]
+    raise AssertionError("evalspec/analyses/registry.py defines no KIND_MODULES dict")
+
+
+def layers() -> dict[str, tuple[str, ...]]:
+    """:data:`LAYERS` with the registered kind modules in the kinds layer."""
+    out = dict(LAYERS)
+    listed = {m for members in LAYERS.values() for m in members}
+    out["kinds"] = LAYERS["kinds"] + tuple(m for m in registered_kinds() if m not in listed)
+    return out
+
+
 def layer_of() -> dict[str, int]:
     out: dict[str, int] = {}
-    for rank, members in enumerate(LAYERS.values()):
+    for rank, members in enumerate(layers().values()):
         for module in members:
             out[module] = rank
     return out
@@ -270,6 +287,9 @@ def violations() -> list[str]:
     names = list(LAYERS)
     problems: list[str] = []
     listed = [m for members in LAYERS.values() for m in members]
+    for module in registered_kinds():
+        if module in listed and module not in LAYERS["kinds"]:
+            problems.append(f"{module} is registered as an analysis kind but listed in another layer of LAYERS")
     for module in sorted({m for m in listed if listed.count(m) > 1}):
         problems.append(f"{module} is listed in more than one layer of LAYERS (tests/test_layers.py)")
     for module in sorted(set(files) - set(ranks)):
