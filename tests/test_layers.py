@@ -31,6 +31,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "leaves": (
         "evalspec", "evalspec._version", "evalspec._resources", "evalspec._atomic", "evalspec.exit_codes",
         "evalspec.errors", "evalspec.limits", "evalspec.method_words", "evalspec._files", "evalspec.terminal",
+        "evalspec.unit_order",
         "evalspec.analyses.base", "evalspec.analyses.contract",
         "evalspec.stats", "evalspec.stats._numeric", "evalspec.stats._results", "evalspec.stats._validation",
         "evalspec.stats.beta_binomial", "evalspec.stats.bootstrap", "evalspec.stats.clustered",
@@ -59,7 +60,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.results.table", "evalspec.results.adapters", "evalspec.results.adapters.base",
         "evalspec.results.adapters.inspect_ai", "evalspec.results.adapters.lm_eval",
         "evalspec.results.adapters.promptfoo", "evalspec.results.adapters.zip_members", "evalspec.results.lake", "evalspec.results.adapters.every_eval_ever",
-        "evalspec.results.adapters.helm", "evalspec.results.adapters.openai_evals", "evalspec.attempts",
+        "evalspec.results.adapters.helm", "evalspec.results.adapters.openai_evals", "evalspec.results.adapters.graders", "evalspec.attempts",
         "evalspec.pilot",
     ),
     # 4. Runtime: what a kind's compute receives (and contexts built from lists, for tests).
@@ -79,7 +80,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.report.markdown", "evalspec.report.plots_ranking",
         "evalspec.audit", "evalspec.audit.checks", "evalspec.audit.core", "evalspec.audit.gate",
         "evalspec.audit.model", "evalspec.audit.render", "evalspec.audit.reproduce", "evalspec.audit.attest",
-        "evalspec.audit.evidence", "evalspec.audit.recompute", "evalspec.gate", "evalspec.diff",
+        "evalspec.audit.evidence", "evalspec.audit.recompute", "evalspec.gate", "evalspec.diff", "evalspec.history",
     ),
     # 9. Entry points: the CLI and its commands (they compose the pipeline and the outputs).
     "entry": (
@@ -88,6 +89,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.commands.power", "evalspec.commands.report", "evalspec.commands.run",
         "evalspec.commands.schema", "evalspec.commands.tbg", "evalspec.commands.validate",
         "evalspec.commands.attest", "evalspec.commands.gate", "evalspec.commands.validate_data", "evalspec.commands.diff",
+        "evalspec.commands.order",
     ),
 }
 

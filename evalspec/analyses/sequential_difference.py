@@ -181,7 +181,7 @@ def _load_order(ctx: Any) -> Any:
     """The plan's preregistered case order (None when the plan has none)."""
     import hashlib
 
-    from evalspec.analyses.context import AnalysisRefused
+    from evalspec.analyses.contract import AnalysisRefused
     from evalspec.unit_order import parse_order
 
     ref = getattr(getattr(getattr(ctx, "plan", None), "stopping", None), "order", None)
