@@ -36,7 +36,7 @@ import contextvars
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from evalspec.analyses.base import AnalysisParams
 from evalspec.analyses.contract import AnalysisKind, Caveat, ColumnNeed, Outcome, ResultModel, SeedUse
@@ -109,6 +109,14 @@ class Density(ResultModel):
 
     x: list[float]
     density: list[float]
+
+    @model_validator(mode="after")
+    def _same_length(self) -> Density:
+        # a hand-edited claim with curves of unequal length would crash the report's plot
+        if len(self.x) != len(self.density):
+            raise ValueError(f"x has {len(self.x)} points and density {len(self.density)}; a density curve needs "
+                             "one value per point")
+        return self
 
 
 class ThetaEntry(ResultModel):

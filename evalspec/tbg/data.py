@@ -15,7 +15,6 @@ temperature.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,46 +58,113 @@ class TargetAnswers:
     answers: dict[str, list[Answer]]
 
 
-def load_reference(path: Path | str) -> ReferenceRun:
-    """Read a complete ``tbg sample`` folder (refuses an unfinished one, saying how to finish it)."""
+def _read(path: Path, what: str) -> str:
+    from evalspec._files import read_text
+
+    text = read_text(path, what=what, display=str(path), hint="rerun evalspec tbg sample to write it again")
+    assert text is not None
+    return text
+
+
+def _manifest(folder: Path) -> tuple[Path, dict[str, Any], list[float], list[str], int, int]:
+    """The manifest of a reference run, every field it needs checked (a located error, never a crash)."""
+    import math
+
+    from evalspec._files import loads_json
     from evalspec.tbg.sampler import FORMAT
 
-    folder = Path(path)
     mpath = folder / "manifest.json"
-    if not mpath.is_file():
+    if not mpath.is_file() and not mpath.exists():
         raise InputError(f"{folder}: not a reference run (no manifest.json); make one with evalspec tbg sample")
-    try:
-        manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise InputError(f"{mpath}: not valid JSON ({exc})") from None
+    manifest = loads_json(_read(mpath, "the reference run's manifest"), display=str(mpath),
+                          what="the reference run's manifest")
+    if not isinstance(manifest, dict):
+        raise InputError(f"{mpath}: not a reference-run manifest (expected a JSON object)")
     if manifest.get("format") != FORMAT:
         raise InputError(f"{mpath}: format: expected {FORMAT!r} (got {manifest.get('format')!r})")
-    settings = manifest["settings"]
-    temps = [float(t) for t in settings["temperatures"]]
-    pids = [str(p) for p in manifest["prompts"]["ids"]]
+    settings = manifest.get("settings")
+    prompts = manifest.get("prompts")
+    if not isinstance(settings, dict) or not isinstance(prompts, dict):
+        raise InputError(f"{mpath}: settings and prompts must be objects; rerun evalspec tbg sample")
+    temps_raw, ids = settings.get("temperatures"), prompts.get("ids")
+    if not isinstance(temps_raw, list) or not temps_raw or not all(
+            isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and 0 <= t <= 100
+            for t in temps_raw):
+        raise InputError(f"{mpath}: settings.temperatures: must be a non-empty list of temperatures from 0 to 100 "
+                         f"(got {str(temps_raw)[:80]})")
+    temps = [float(t) for t in temps_raw]
+    if len(set(temps)) != len(temps):
+        raise InputError(f"{mpath}: settings.temperatures: a temperature is listed twice")
+    if not isinstance(ids, list) or not ids or not all(isinstance(p, (str, int)) and not isinstance(p, bool)
+                                                       for p in ids):
+        raise InputError(f"{mpath}: prompts.ids: must be a non-empty list of prompt ids (got {str(ids)[:80]})")
+    pids = [str(p) for p in ids]
+    if len(set(pids)) != len(pids):
+        raise InputError(f"{mpath}: prompts.ids: a prompt id is listed twice")
+    counts = []
+    for key in ("samples", "max_new_tokens"):
+        v = settings.get(key)
+        if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1_000_000:
+            raise InputError(f"{mpath}: settings.{key}: must be a whole number from 1 (got {v!r})")
+        counts.append(v)
+    return mpath, manifest, temps, pids, counts[0], counts[1]
+
+
+def _shard_cell(obj: Any, where: str, temps: set[float]) -> tuple[tuple[str, float], list[tuple[int, ...]],
+                                                                   list[str] | None]:
+    """One (prompt, temperature) cell of a shard line, checked."""
+    import math
+
+    if not isinstance(obj, dict):
+        raise InputError(f"{where}: expected an object with prompt, temperature and tokens")
+    pid, t, toks, text = obj.get("prompt"), obj.get("temperature"), obj.get("tokens"), obj.get("text")
+    if not isinstance(pid, (str, int)) or isinstance(pid, bool):
+        raise InputError(f"{where}: prompt: missing or not a string/integer (got {str(pid)[:40]!r})")
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t) or float(t) not in temps:
+        raise InputError(f"{where}: temperature: not one of the manifest's temperatures (got {str(t)[:40]!r})")
+    if not isinstance(toks, list) or not all(
+            isinstance(a, list) and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**31 for x in a)
+            for a in toks):
+        raise InputError(f"{where}: tokens: must be a list of answers, each a list of token ids")
+    if text is not None and (not isinstance(text, list) or len(text) != len(toks)
+                             or not all(isinstance(x, str) for x in text)):
+        raise InputError(f"{where}: text: must be a list of one string per answer")
+    return (str(pid), float(t)), [tuple(a) for a in toks], text
+
+
+def load_reference(path: Path | str) -> ReferenceRun:
+    """Read a complete ``tbg sample`` folder (refuses an unfinished or damaged one, saying where and what to do)."""
+    from evalspec._files import loads_json
+
+    folder = Path(path)
+    _mpath, manifest, temps, pids, samples, max_new = _manifest(folder)
     tokens: dict[tuple[str, float], list[tuple[int, ...]]] = {}
     text: dict[tuple[str, float], list[str]] = {}
-    for shard in sorted((folder / "shards").glob("*.jsonl")) if (folder / "shards").is_dir() else []:
-        lines = shard.read_text(encoding="utf-8").splitlines()
+    tset = set(temps)
+    shards = folder / "shards"
+    for shard in sorted(p for p in shards.glob("*.jsonl") if not p.is_symlink()) if shards.is_dir() else []:
+        lines = _read(shard, "a reference shard").splitlines()
         for lineno, line in enumerate(lines, start=1):
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                raise InputError(f"{shard}:{lineno}: not valid JSON; delete this shard file and rerun "
-                                 "evalspec tbg sample to redo it") from None
-            if "complete" in obj:
+            if not line.strip():
                 continue
-            key = (str(obj["prompt"]), float(obj["temperature"]))
-            tokens[key] = [tuple(int(x) for x in a) for a in obj["tokens"]]
-            text[key] = list(obj["text"]) if obj.get("text") is not None else ["".join(map(chr, a)) for a in tokens[key]]
+            hint = "delete this shard file and rerun evalspec tbg sample to redo it"
+            obj = loads_json(line, display=str(shard), what=f"shard line {lineno}", hint=hint, line=lineno)
+            if isinstance(obj, dict) and "complete" in obj:
+                continue
+            key, toks, texts = _shard_cell(obj, f"{shard}:{lineno}", tset)
+            tokens[key] = toks
+            try:
+                text[key] = list(texts) if texts is not None else ["".join(map(chr, a)) for a in toks]
+            except (ValueError, OverflowError):
+                raise InputError(f"{shard}:{lineno}: tokens: ids too large to stand for text; give text") from None
     missing = [(p, t) for p in pids for t in temps if (p, t) not in tokens]
     if missing:
         raise InputError(f"{folder}: the reference run is unfinished ({len(missing)} of {len(pids) * len(temps)} "
                          "prompt x temperature cells missing); rerun the same evalspec tbg sample command to resume it")
-    name = str(manifest.get("model", {}).get("name") or folder.name)
+    model = manifest.get("model")
+    name = str((model.get("name") if isinstance(model, dict) else None) or folder.name)
     return ReferenceRun(name=name, path=str(folder), temperatures=temps, prompt_ids=pids,
-                        samples=int(settings["samples"]), max_new_tokens=int(settings["max_new_tokens"]),
-                        tokens=tokens, text=text, manifest=manifest)
+                        samples=samples, max_new_tokens=max_new, tokens=tokens, text=text, manifest=manifest)
 
 
 def load_target(path: Path | str, temperature: float | None = None) -> TargetAnswers:
@@ -116,20 +182,19 @@ def load_target(path: Path | str, temperature: float | None = None) -> TargetAns
         t = float(temperature)
         answers: dict[str, list[Answer]] = {pid: list(ref.tokens[(pid, t)]) for pid in ref.prompt_ids}
         return TargetAnswers(name=f"{ref.name} at T={t:g}", units="tokens", answers=answers)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read the target answers: {exc.strerror or exc}") from None
+    from evalspec._files import loads_json, read_text
+
+    body = read_text(p, what="the target answers", display=str(p),
+                     hint="give the system under test's answers as JSONL (prompt, repeat, answer or tokens)")
+    assert body is not None
+    lines = body.splitlines()
     rows: dict[str, dict[int, Answer]] = {}
     kinds: set[str] = set()
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{p}:{lineno}"
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise InputError(f"{where}: not valid JSON ({exc})") from None
+        obj = loads_json(line, display=str(p), what=f"line {lineno}", line=lineno)
         if not isinstance(obj, dict):
             raise InputError(f"{where}: expected an object with prompt, repeat and answer or tokens")
         pid = obj.get("prompt", obj.get("prompt_id"))

@@ -261,3 +261,13 @@ def test_no_raw_control_character_reaches_the_terminal(tmp_path_factory: pytest.
     for args in (["run", "plan.yaml", "--no-report"], ["audit", "out/claim.json", "--no-reproduce"]):
         res = space.cli(*args)
         assert not _raw_controls(res.output), repr(res.output)
+
+
+def test_a_density_curve_of_mismatched_length_is_refused_by_the_claim_model() -> None:
+    from pydantic import ValidationError
+
+    from evalspec.analyses.beta_binomial import Density
+
+    assert Density(x=[0.0, 1.0], density=[1.0, 2.0]).x == [0.0, 1.0]
+    with pytest.raises(ValidationError, match="one value per point"):
+        Density(x=[0.0, 1.0, 2.0], density=[1.0])
