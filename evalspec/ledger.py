@@ -194,7 +194,8 @@ def look_number(claim: dict[str, Any], plan_file: str, previous: list[LedgerEntr
     plan = claim.get("plan") or {}
 
     def state(data: Any) -> str:
-        return repr([(d.get("path"), d.get("sha256")) for d in data or [] if isinstance(d, dict)])
+        items = data if isinstance(data, list) else []  # a hand-edited entry may hold anything
+        return repr([(d.get("path"), d.get("sha256")) for d in items if isinstance(d, dict)])
 
     period = (plan.get("registered") or {}).get("period")  # a recurring evaluation: each period its own budget
     period = period if isinstance(period, str) else None
@@ -204,8 +205,9 @@ def look_number(claim: dict[str, Any], plan_file: str, previous: list[LedgerEntr
             key = state(e.get("data"))
             if key not in seen:
                 seen.append(key)
+    files = (claim.get("data") or {}).get("files") if isinstance(claim.get("data"), dict) else None
     mine = state([{"path": f.get("path"), "sha256": f.get("sha256")}
-                  for f in (claim.get("data") or {}).get("files") or [] if isinstance(f, dict)])
+                  for f in (files if isinstance(files, list) else []) if isinstance(f, dict)])
     return seen.index(mine) + 1 if mine in seen else len(seen) + 1
 
 

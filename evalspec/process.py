@@ -457,7 +457,7 @@ def _looks(facts: ProcessFacts) -> tuple[list[Any], int] | None:
     mine = [e for e in facts.ledger if e.get("plan_file") == facts.plan_file and e.get("plan_id") == plan.get("id")
             and e.get("period") == period  # a recurring evaluation: each period is a look budget of its own
             and (upto is None or (isinstance(e.seq, int) and e.seq <= upto))]
-    states = {repr([(d.get("path"), d.get("sha256")) for d in e.get("data") or [] if isinstance(d, dict)])
+    states = {repr([(d.get("path"), d.get("sha256")) for d in (e.get("data") if isinstance(e.get("data"), list) else []) if isinstance(d, dict)])
               for e in mine}
     return mine, len(states)
 
@@ -489,7 +489,7 @@ def period_data_fresh(facts: ProcessFacts) -> Finding:
         if e.get("plan_id") != plan_id or e.get("period") == period or (
                 upto is not None and isinstance(e.seq, int) and e.seq > upto):
             continue
-        for d in e.get("data") or []:
+        for d in (e.get("data") if isinstance(e.get("data"), list) else []):
             if isinstance(d, dict) and d.get("sha256") in mine:
                 reused.append(f"{mine[d['sha256']]}: analysed for period {e.get('period') or '(none)'} at ledger "
                               f"entry {e.seq} ({e.get('time')})")

@@ -389,6 +389,16 @@ class UnitOrder(_Strict):
         description="SHA-256 of the order file as written: the plan's hash (and its lock) covers the order itself.")
     seed: int = Field(description="The seed the order was drawn with.")
 
+    @field_validator("file")
+    @classmethod
+    def _beside_the_plan(cls, v: str) -> str:
+        import pathlib
+
+        parts = pathlib.PurePosixPath(v.replace("\\", "/")).parts
+        if not v.strip() or v.startswith(("/", "\\")) or ":" in v or ".." in parts:
+            raise ValueError("must be a file inside the plan's folder (a relative path without '..')")
+        return v
+
 
 class Stopping(_Strict):
     """When data collection stops; recorded so repeated looks are visible."""

@@ -113,3 +113,16 @@ def test_a_preregistered_order_silences_the_warning(tmp_path: Path) -> None:
 
     code, out, _ = validate(tmp_path, edit)
     assert code == 0 and out["plans"][0]["warnings"] == []
+
+
+@pytest.mark.parametrize("file", ["../order.txt", "/etc/order.txt", "a/../../order.txt"])
+def test_an_order_file_outside_the_plan_folder_is_refused_at_its_key(tmp_path: Path, file: str) -> None:
+    def edit(raw: dict[str, Any]) -> None:
+        raw.setdefault("stopping", {}).update(rule="sequential", looks=4, max_units=200,
+                                              order={"file": file, "sha256": "0" * 64, "seed": 1})
+        raw["analyses"].append({"kind": "sequential_difference"})
+
+    code, out, _ = validate(tmp_path, edit)
+    assert code == 1
+    (d,) = out["plans"][0]["diagnostics"]
+    assert d["key"] == "stopping.order.file" and "inside the plan's folder" in d["message"]
