@@ -266,6 +266,12 @@ def _ordered_units(ctx: Any, pair: Any, diff: Any, params: Any) -> _Units:
     values = np.array([sums[g] / counts[g] for g in ordered])
     bound = int(max(order.largest_cluster() if order is not None and order.clustered else 0, sizes.max()))
     weights = None if sizes.min() == sizes.max() == bound else sizes / bound
+    if weights is not None:
+        caveats.append(Caveat(code="size_weighted", severity="note", message=(
+            f"Clusters differ in size ({int(sizes.min())} to {int(sizes.max())} cases, {sizes.mean():.1f} on average; "
+            f"bound {bound}): each cluster's difference counts by its size, so the sequence bounds the pass-rate "
+            "difference with each case counting once, but it is wide when a few clusters are much larger than the "
+            f"rest (on average a cluster carries {sizes.mean() / bound:.0%} of the largest's weight).")))
     unit = f"clusters ({column})" if column else "clusters"
     return _Units(values, weights, unit, order_name, bound, caveats)
 
