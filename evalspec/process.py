@@ -522,7 +522,7 @@ def looks_within_plan(facts: ProcessFacts) -> Finding:
                   short="no ledger of looks, so repeated looks cannot be ruled out")
     entries, looks = found
     hashes = sorted({str(e.get("plan_hash")) for e in entries})
-    evidence = [f"entry {e.seq}: {e.get('time')}, {(e.get('units_seen') or {}).get('count')} units, verdict "
+    evidence = [f"entry {e.seq}: {e.get('time')}, {_units_count(e)} units, verdict "
                 f"{e.get('verdict')}" for e in entries[-12:]]
     if len(hashes) > 1:
         evidence.append(f"the plan changed between looks ({len(hashes)} different plan hashes)")
@@ -649,3 +649,9 @@ def attach_process(claim: dict[str, Any], plan_path: str | Path, previous: list[
     record = process_record(facts_for_run(body, plan_path, previous))
     body["process"] = ProcessRecord.model_validate(record).model_dump(mode="json")
     return body
+
+
+def _units_count(entry: Any) -> Any:
+    """The units a ledger entry says it saw (``None`` when a hand-edited entry holds no such count)."""
+    seen = entry.get("units_seen")
+    return seen.get("count") if isinstance(seen, dict) else None
