@@ -169,8 +169,7 @@ class Decider:
         # 2. critical-failure limit, on the candidate to adopt
         blocked = self._critical()
         if blocked:
-            return self.finish("blocked", f"Blocked: the critical-failure limit of {pct(self.cf.max_rate)} is "
-                               f"exceeded or cannot be ruled out for {', '.join(blocked)}, whatever the average says.")
+            return self.finish("blocked", self._blocked_headline(blocked))
 
         # 3. no comparison
         if p is None:
@@ -227,6 +226,22 @@ class Decider:
                            "missing) would decide between the two verdicts.")
         return self.finish("inconclusive", f"Inconclusive: the table would say '{verdict}' with {p.candidate}'s "
                            "missing outcomes left out, but not with them counted as failures.")
+
+    def _blocked_headline(self, blocked: list[str]) -> str:
+        """The one of "above the limit" / "cannot be ruled out" that holds for each blocked candidate."""
+        assert self.cf is not None
+        limit = pct(self.cf.max_rate)
+        by_name = {s.candidate: s for s in self.critical}
+        over = [n for n in blocked if (s := by_name.get(n)) is not None and s.critical_cases
+                and s.failures / s.critical_cases >= self.cf.max_rate]
+        open_ = [n for n in blocked if n not in over]
+        parts = []
+        if over:
+            parts.append(f"the observed critical-failure rate of {', '.join(over)} is above the limit of {limit}")
+        if open_:
+            parts.append(f"a critical-failure rate above the limit of {limit} cannot be ruled out for "
+                         f"{', '.join(open_)}")
+        return f"Blocked: {' and '.join(parts)}, whatever the average says."
 
     def _critical(self) -> list[str]:
         cf = self.cf

@@ -3,7 +3,8 @@
 The report never computes a statistic: these helpers only *write* numbers that are already
 in the claim record, in the words and units a decision owner reads. Proportions in the claim
 are in [0, 1]; the report writes pass rates as percentages and differences of pass rates as
-percentage points ("pts"), with a true minus sign so a negative number cannot be misread.
+percentage points ("points", one decimal), with a true minus sign so a negative number cannot
+be misread; :func:`prose` gives sentences the claim holds the same minus sign.
 Missing values (``None``) are written as an em dash rather than raising, because a claim may
 legitimately lack an optional part.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from typing import Any
 
 __all__ = [
@@ -25,8 +27,10 @@ __all__ = [
     "level",
     "number",
     "pct",
+    "prose",
     "pts",
     "pvalue",
+    "signed_count",
 ]
 
 MINUS = "\u2212"
@@ -54,14 +58,18 @@ def pct(x: Any, digits: int = 1) -> str:
     return _signed(text, value < 0 and float(text) != 0, False, False) + "%"
 
 
+#: The unit of a difference of pass rates, everywhere in the report.
+POINTS = " points"
+
+
 def pts(x: Any, digits: int = 1, sign: bool = True) -> str:
-    """A difference of proportions in percentage points: ``0.04 -> '+4.0 pts'``."""
+    """A difference of proportions in percentage points: ``0.04 -> '+4.0 points'``."""
     if not _is_num(x):
         return DASH
     value = 100.0 * float(x)
     text = f"{abs(value):.{digits}f}"
     zero = float(text) == 0
-    return _signed(text, value < 0 and not zero, sign, zero) + " pts"
+    return _signed(text, value < 0 and not zero, sign, zero) + POINTS
 
 
 def interval(low: Any, high: Any, kind: str = "pct", digits: int = 1) -> str:
@@ -70,8 +78,30 @@ def interval(low: Any, high: Any, kind: str = "pct", digits: int = 1) -> str:
         return f"{pct(low, digits)} to {pct(high, digits)}"
     if kind == "pts":
         lo, hi = pts(low, digits), pts(high, digits)
-        return f"{lo.removesuffix(' pts')} to {hi}"
+        return f"{lo.removesuffix(POINTS)} to {hi}"
     return f"{number(low)} to {number(high)}"
+
+
+_HYPHEN_MINUS = re.compile(r"(?:^|(?<=[\s(\[]))-(?=\d)")
+
+
+def prose(text: Any) -> str:
+    """A sentence from the claim in the report's number style: a negative number gets the true minus sign.
+
+    Only a hyphen before a digit that starts the text or follows a space or an opening
+    bracket changes (so ``doc-01``, ``2026-10-02``, ``1e-5`` and a name like ``x-1`` stay).
+    """
+    if text is None:
+        return ""
+    return _HYPHEN_MINUS.sub(MINUS, str(text))
+
+
+def signed_count(n: Any) -> str:
+    """A signed count: ``2 -> '+2'``, ``-1 -> '−1'``, ``0 -> '0'``."""
+    if not _is_num(n):
+        return DASH
+    text = count(abs(n))
+    return _signed(text, n < 0, True, n == 0)
 
 
 def level(cl: Any) -> str:
@@ -185,6 +215,8 @@ FILTERS = {
     "num": number,
     "method": method_words,
     "pvalue": pvalue,
+    "prose": prose,
+    "signed_count": signed_count,
     "date_time": date_time,
     "value": _value,
     "case_row": _case_row,

@@ -310,8 +310,9 @@ def cluster_bars_svg(contributions: Sequence[dict[str, Any]], top: int, candidat
                      key: str = "cb") -> str:
     """Net disagreements per cluster (candidate-only minus baseline-only cases), largest first."""
     with _rc_ctx():
-        nonzero = [r for r in contributions if r.get("net")]
-        rows = (nonzero or list(contributions))[:top]  # clusters with no net effect add only noise
+        from evalspec.report.view import shown_clusters
+
+        rows = shown_clusters(contributions, top)  # the same clusters as the table beside the chart
         n = max(1, len(rows))
         height = 0.6 + 0.24 * n
         fig = _figure(7.0, height)
@@ -361,7 +362,7 @@ def paired_section_plots(a: dict[str, Any]) -> dict[str, str]:
     if not contrib:
         return {}
     top = int((a.get("params") or {}).get("top_clusters") or 3)
-    return {f"clusters-{a.get('index')}": cluster_bars_svg(contrib, max(10, top), str(res.get("candidate")),
+    return {f"clusters-{a.get('index')}": cluster_bars_svg(contrib, top, str(res.get("candidate")),
                                                            str(res.get("baseline")), key=f"cb{a.get('index')}")}
 
 

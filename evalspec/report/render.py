@@ -56,6 +56,9 @@ def _environment() -> Any:
     )
     env.filters.update(fmt.FILTERS)
     env.filters["line_chunks"] = line_chunks
+    from evalspec.report.view import shown_clusters
+
+    env.globals["shown_clusters"] = shown_clusters
     return env
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from evalspec.decision import VERDICTS
 
-__all__ = ["VERDICTS", "ReportView", "build_view", "generic_layout", "section_template", "title_of"]
+__all__ = ["VERDICTS", "ReportView", "build_view", "generic_layout", "section_template", "shown_clusters", "title_of"]
 
 GOALS = {"superiority": "superiority (a gain worth acting on)",
          "non_inferiority": "non-inferiority (no loss beyond the margin)",
@@ -55,6 +55,8 @@ class ReportView:
     by_kind: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     critical: list[dict[str, Any]] = field(default_factory=list)
     verdict_caveats: list[dict[str, Any]] = field(default_factory=list)
+    #: codes of the caveats page 1 states (a section after page 1 refers to them instead of restating them)
+    page1_codes: set[str] = field(default_factory=set)
     seeds_used: list[dict[str, Any]] = field(default_factory=list)
     seeds_unused: list[dict[str, Any]] = field(default_factory=list)
     page1_level: float | None = None
@@ -63,6 +65,8 @@ class ReportView:
     #: the claim's process record (None in claims written before it existed) and its findings to list
     process: dict[str, Any] | None = None
     process_findings: list[dict[str, Any]] = field(default_factory=list)
+    #: page 1's one line: which cases, which attempt rule, how missing outcomes count, which difference
+    estimand: str = ""
     stated_limits: list[str] = field(default_factory=list)
     detected_limits: list[dict[str, Any]] = field(default_factory=list)
     sampling: list[tuple[str, str]] = field(default_factory=list)
@@ -71,6 +75,8 @@ class ReportView:
     toc: list[tuple[str, str]] = field(default_factory=list)
     body_cap: int = 0
     appendix_cap: int | None = None
+    #: whether the case appendix lists cases the body leaves out
+    appendix_needed: bool = True
 
 
 def _items(value: Any) -> list[Any]:
@@ -123,6 +129,7 @@ def build_view(claim: dict[str, Any], medium: str = "screen", *, body_cap: int =
             view.case_lists[i] = _case_lists(_mapping(a.get("result")), body_cap, appendix_cap)
     view.critical = [_critical_row(c) for c in _items(decision.get("critical")) if isinstance(c, dict)]
     view.verdict_caveats = [c for c in _items(decision.get("caveats")) if isinstance(c, dict)]
+    view.page1_codes = {str(c.get("code")) for c in view.verdict_caveats}
     seeds = _mapping(claim.get("seeds"))
     view.seeds_used = [s for s in _items(seeds.get("used")) if isinstance(s, dict)]
     view.seeds_unused = [s for s in _items(seeds.get("declared_unused")) if isinstance(s, dict)]
@@ -132,10 +139,13 @@ def build_view(claim: dict[str, Any], medium: str = "screen", *, body_cap: int =
     view.stated_limits = [str(s) for s in _items(limits.get("stated"))]
     view.detected_limits = [d for d in _items(limits.get("detected")) if isinstance(d, dict)]
     view.sampling = _sampling_rows(claim, view.primary)
+    view.estimand = estimand_line(claim, view.primary)
     from evalspec.report.sources import tool_notes, tool_reports
 
     view.tool_reports = tool_reports(claim)
     view.tool_notes = tool_notes(claim) if view.tool_reports else []
+    if not any(cl.total > len(cl.body) for lists in view.case_lists.values() for cl in lists):
+        view.appendix_needed = False  # the body lists every disagreeing case: an appendix would repeat it
     view.toc = _toc(view)
     return view
 
@@ -156,6 +166,23 @@ def _process(view: ReportView, claim: dict[str, Any]) -> None:
         view.process_findings.append(f)
     covered = {str(code) for f in view.process_findings for code in _items(f.get("covers"))}
     view.deviations = [d for d in view.deviations if str(d.get("code")) not in covered]
+
+
+def shown_clusters(contributions: Any, top: int = 3, cap: int = 10) -> list[dict[str, Any]]:
+    """The clusters the chart and the table beside it both show (one rule, so they show the same ones).
+
+    Clusters with a net contribution (a cluster whose disagreements cancel adds only noise), in
+    the claim's order (pushing toward the difference first, pulling against it last); when more
+    than ``max(top, cap)`` remain, the first ones and the strongest pulling the other way.
+    """
+    rows = [r for r in _items(contributions) if isinstance(r, dict)]
+    nonzero = [r for r in rows if r.get("net")] or rows
+    limit = max(top, cap)
+    if len(nonzero) <= limit:
+        return nonzero
+    against = [r for r in nonzero if (r.get("net") or 0) * (nonzero[0].get("net") or 0) < 0]
+    k = min(len(against), limit // 3)
+    return nonzero[: limit - k] + (nonzero[-k:] if k else [])
 
 
 def _kind_order(kind: str) -> int:
@@ -190,9 +217,11 @@ def title_of(analysis: dict[str, Any]) -> str:
 def _toc(view: ReportView) -> list[tuple[str, str]]:
     """(anchor, title) of every section after page 1, in the order the template writes them."""
     out = [("coverage", "What the number covers")]
+    if _items(_mapping(view.claim.get("decision")).get("reasons")):
+        out.insert(0, ("analyst", "For the analyst: how the verdict was reached"))
     out += [(f"analysis-{a.get('index')}", view.titles[int(a.get("index") or 0)]) for a in view.sections]
     out += [("deviations", "Process and deviations from the plan"), ("reproducibility", "Reproducibility")]
-    if view.case_lists:
+    if view.case_lists and view.appendix_needed:
         out.append(("appendix-cases", "Appendix: disagreeing cases"))
     out.append(("appendix-plan", "Appendix: the plan as registered"))
     return out
@@ -225,33 +254,66 @@ def _sampling_rows(claim: dict[str, Any], primary: dict[str, Any] | None) -> lis
     rows: list[tuple[str, str]] = []
     cases = _mapping(cov.get("cases"))
     cands = _mapping(cov.get("candidates"))
-    if cases.get("paired"):
-        rows.append(("Cases", f"{fmt.count(cases.get('paired'))} paired"))
-    elif cands:
+    if not (cases.get("paired") and len(cands) > 1) and cands:  # paired cases: in the estimand line
         rows.append(("Cases", ", ".join(f"{k}: {fmt.count(_mapping(v).get('cases'))}" for k, v in cands.items())))
     if cov.get("clusters"):
         col = cov.get("cluster_column")
         rows.append(("Independent units", f"{fmt.count(cov.get('clusters'))} clusters" + (f" ({col})" if col else "")))
-    elif cases.get("paired"):
+    elif cases.get("total") or cases.get("paired"):
         rows.append(("Independent units", "each case"))
     rep = _mapping(cov.get("repeats"))
     if rep:
         seen = (f"{rep.get('observed_min')}" if rep.get("observed_min") == rep.get("observed_max")
                 else f"{rep.get('observed_min')}\u2013{rep.get('observed_max')}")
         rows.append(("Repeats per case", f"{rep.get('planned')} planned, {seen} observed"))
-    rule = _mapping(cov.get("attempt_rule"))
-    if rule:
-        text = str(rule.get("rule"))
-        if rule.get("k"):
-            text += f" (k = {rule.get('k')})"
-        rows.append(("Attempt rule", text))
     method = (primary or {}).get("method") or _mapping(cov.get("interval")).get("method")
     level = (primary or {}).get("confidence_level") or _mapping(cov.get("interval")).get("confidence_level")
     if method and str(method).startswith("none"):  # no interval was computed: a level would describe nothing
         rows.append(("Interval", str(method)))
-    elif method:
-        rows.append(("Interval", f"{fmt.method_words(method)}, {fmt.level(level)}"))
+    elif method:  # the method by name is in "What the number covers" and the analyst box
+        rows.append(("Interval", f"{fmt.level(level)}, resampling the independent units"
+                     if cov.get("clusters") else fmt.level(level)))
     return rows
+
+
+_RULE_WORDS = {
+    "first": "each case scored by its first attempt",
+    "best_of_k": "a case passes when any of its first {k} attempts passes",
+    "majority": "a case passes when most of its {r} attempts pass",
+    "majority_answer": "each case scored by its most common answer of {r} attempts",
+    "mean": "each case scored by the share of its {r} attempts that pass",
+    "pass_at_k": "each case's chance that one of {k} attempts passes, from all {r} attempts",
+    "pass_hat_k": "each case's chance that all of {k} attempts pass, from all {r} attempts",
+}
+_MISSING_WORDS = {"count_as_fail": "a missing outcome counts as a fail",
+                  "exclude": "a case with a missing outcome is left out",
+                  "error": "no outcome may be missing (the plan refuses the run otherwise)"}
+
+
+def estimand_line(claim: dict[str, Any], primary: dict[str, Any] | None) -> str:
+    """The estimand in one line: which difference, over which cases, scored by which rule, missing outcomes how."""
+    from evalspec.report import fmt
+
+    cov = _mapping(claim.get("coverage"))
+    cases = _mapping(cov.get("cases"))
+    rule = _mapping(cov.get("attempt_rule"))
+    reps = _mapping(cov.get("repeats"))
+    plan = _mapping(_mapping(claim.get("plan")).get("registered"))
+    policy = _mapping(plan.get("missing")).get("policy")
+    if primary and primary.get("candidate") and primary.get("baseline"):
+        what = (f"the difference in pass rate {primary['candidate']} − {primary['baseline']} over the "
+                f"{fmt.count(cases.get('paired'))} cases both ran")
+    elif cov.get("candidates"):
+        what = "each candidate's pass rate over the cases it ran"
+    else:
+        return ""
+    parts = [what]
+    words = _RULE_WORDS.get(str(rule.get("rule")))
+    if words:
+        parts.append(words.format(k=rule.get("k"), r=reps.get("planned")))
+    if policy in _MISSING_WORDS:
+        parts.append(_MISSING_WORDS[str(policy)])
+    return "; ".join(parts)
 
 
 def generic_layout(result: Any) -> dict[str, Any]:

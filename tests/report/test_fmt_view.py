@@ -22,15 +22,15 @@ def test_pct(value, expected) -> None:
     assert fmt.pct(value) == expected
 
 
-@pytest.mark.parametrize(("value", "expected"), [(0.04, "+4.0 pts"), (-0.03, f"{M}3.0 pts"), (0.0, "0.0 pts"),
-                                                 (-0.0004, "0.0 pts"), (0.11, "+11.0 pts")])
+@pytest.mark.parametrize(("value", "expected"), [(0.04, "+4.0 points"), (-0.03, f"{M}3.0 points"), (0.0, "0.0 points"),
+                                                 (-0.0004, "0.0 points"), (0.11, "+11.0 points")])
 def test_pts_signs_and_true_minus(value, expected) -> None:
     assert fmt.pts(value) == expected
 
 
 def test_interval_level_count_pvalue_dates() -> None:
     assert fmt.interval(0.733, 0.883) == "73.3% to 88.3%"
-    assert fmt.interval(-0.03, 0.11, "pts") == f"{M}3.0 to +11.0 pts"
+    assert fmt.interval(-0.03, 0.11, "pts") == f"{M}3.0 to +11.0 points"
     assert fmt.level(0.95) == "95%" and fmt.level(0.975) == "97.5%"
     assert fmt.count(100000) == "100,000" and fmt.count(143.4) == "143.4" and fmt.count(-1) == f"{M}1"
     assert fmt.pvalue(0.3877) == "0.39" and fmt.pvalue(0.0123) == "0.012" and fmt.pvalue(1e-11) == "< 0.001"
@@ -42,7 +42,7 @@ def test_interval_level_count_pvalue_dates() -> None:
 
 @given(st.floats(min_value=-1, max_value=1, allow_nan=False))
 def test_pts_round_trips_to_the_printed_precision(x: float) -> None:
-    text = fmt.pts(x).removesuffix(" pts").replace(M, "-")
+    text = fmt.pts(x).removesuffix(" points").replace(M, "-")
     assert abs(float(text) - 100 * x) <= 0.05 + 1e-9
     assert text.startswith(("-", "+")) or float(text) == 0
 
@@ -88,7 +88,7 @@ def test_goal_zones_for_non_inferiority_and_equivalence() -> None:
         claim["decision"]["thresholds"]["margin"] = 0.02
         html = render_html(claim)
         assert f">{words}</text>" in html  # zone label inside the number line
-        assert "Margin ± 2.0 pts" in html
+        assert "Margin ± 2.0 points" in html
 
 
 def test_print_view_caps_the_appendix_and_screen_view_does_not() -> None:

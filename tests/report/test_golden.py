@@ -64,7 +64,9 @@ def test_examples_are_found() -> None:
 def test_golden_example(example_claims: dict[str, dict], name: str) -> None:
     claim = example_claims[name]
     html = render_html(claim)
-    assert claim["decision"]["headline"] in html.replace("&#39;", "'").replace("&quot;", '"')
+    from evalspec.report.fmt import prose
+
+    assert prose(claim["decision"]["headline"]) in html.replace("&#39;", "'").replace("&quot;", '"')
     check_golden(f"example-{name}", html, claim.get("created"))
 
 

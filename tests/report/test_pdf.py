@@ -49,7 +49,7 @@ def test_page_one_is_the_handoff(rendered: dict, name: str) -> None:
 def test_page_one_of_a_comparison_has_the_interval_and_critical_failures(rendered: dict) -> None:
     page1 = _squash(_text(rendered["superiority"]["pdf"], 1, 1))
     # primary difference 0.04 [-0.03, 0.11] as written by the report, and on the number line
-    assert "+4.0 pts (95% interval −3.0 to +11.0 pts)" in page1
+    assert "+4.0 points (95% interval −3.0 to +11.0 points)" in page1
     assert "Difference in pass rate, A − B (percentage points)" in page1
     assert "too small" in page1 and "worth acting on" in page1  # zone labels (shortened when narrow)
     assert "Critical failures" in page1.title() or "CRITICAL FAILURES" in page1

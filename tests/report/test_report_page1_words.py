@@ -42,22 +42,24 @@ def test_no_interval_is_not_shown_as_a_95_percent_interval_from_minus_to_plus_10
     claim["coverage"]["interval"]["method"] = f"none ({why})"
     (html,) = render(claim, tmp_path, ("html",))
     text = _text(html.read_text(encoding="utf-8"))
-    assert f"A − B : +4.0 pts, with no usable interval ({why})." in text
+    assert f"A − B : +4.0 points, with no usable interval ({why})." in text
     assert "−100.0" not in text and "+100.0" not in text
     assert f"Interval none ({why}) " in text  # the Sampling box gives no level for an interval that does not exist
     assert f"none ({why}), 95%" not in text
     assert "no interval was computed, so the difference has no stated uncertainty" in text
     assert "A 95% procedure covers the true value" not in text
-    assert "Worth acting on from +3.0 pts." in text and "(dashed line)" not in text  # no number line is drawn
+    assert "Worth acting on from +3.0 points." in text and "(dashed line)" not in text  # no number line is drawn
 
 
 def test_an_informative_interval_is_still_given_with_its_level(tmp_path: Path) -> None:
     (html,) = render(load_fixture("superiority"), tmp_path, ("html",))
     text = _text(html.read_text(encoding="utf-8"))
     bca = "cluster bootstrap, bias-corrected and accelerated (BCa) interval"
-    assert f"(95% interval −3.0 to +11.0 pts), {bca}." in text  # page 1 names the method in words
-    assert f"Interval {bca}, 95%" in text
-    assert "Worth acting on from +3.0 pts (dashed line)." in text
+    page1, body = text.split(" Contents ", 1)
+    assert "(95% interval −3.0 to +11.0 points)." in page1  # page 1: the number and what it means
+    assert bca not in page1 and "Interval 95%, resampling the independent units" in page1
+    assert bca in body  # the method by name is in the body
+    assert "Worth acting on from +3.0 points (dashed line)." in text
 
 
 def test_the_reason_for_no_interval_is_not_repeated_in_the_caption_when_a_caveat_gives_it(tmp_path: Path) -> None:
@@ -69,7 +71,7 @@ def test_the_reason_for_no_interval_is_not_repeated_in_the_caption_when_a_caveat
                                      "message": f"The interval cannot decide anything: {why}."}]
     (html,) = render(claim, tmp_path, ("html",))
     text = _text(html.read_text(encoding="utf-8"))
-    assert "A − B : +4.0 pts, with no usable interval (the caveat below says why)." in text
+    assert "A − B : +4.0 points, with no usable interval (the caveat below says why)." in text
     assert f"The interval cannot decide anything: {why}." in text
 
 

@@ -64,8 +64,8 @@ def test_the_summary_of_an_example_claim_renders_as_headed_tables() -> None:
     assert tree.tags[0] == "h3" and tree.tags.count("table") == 2
     assert all(len(row) == 2 for row in tree.rows), tree.rows
     cells = {row[0]: row[1] for row in tree.rows}
-    assert cells["Primary difference"] == "A − B: +4.0 pts, 95% interval −3.0 to +11.0 pts"
-    assert cells["Against the thresholds"] == "the interval contains 0, contains the minimum improvement +3.0 pts"
+    assert cells["Primary difference"] == "A − B: +4.0 points, 95% interval −3.0 to +11.0 points"
+    assert cells["Against the thresholds"] == "the interval contains 0, contains the minimum improvement +3.0 points"
     assert cells["Lock"].startswith("locked 2026-11-20T09:14:00Z")
     text = "".join(tree.text)
     assert "Verdict: Inconclusive" in text or "Verdict: inconclusive" in text
