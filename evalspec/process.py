@@ -599,7 +599,7 @@ def process_line(findings: list[Finding]) -> tuple[str, str, bool]:
     shown = phrases[:3] + ([f"{len(phrases) - 3} more"] if len(phrases) > 3 else [])
     text = "; ".join(shown)
     if not fails:
-        return "unverified", f"as planned as far as can be checked; but {text}", False
+        return "unverified", f"nothing found against the plan, but not everything could be checked: {text}", False
     tail = " — treat the result as exploratory" if exploratory else ""
     return "departed", text + tail, exploratory
 

@@ -153,10 +153,6 @@ def decision_line_svg(primary: dict[str, Any], thresholds: dict[str, Any], goal:
         span = max(marks) - min(marks)
         pad = max(2.0, 0.2 * span)
         x0, x1 = min(marks) - pad, max(marks) + pad
-        fig = _figure(7.0, 1.5)
-        ax = fig.add_axes((0.02, 0.3, 0.96, 0.66))
-        ax.set_xlim(x0, x1)
-        ax.set_ylim(0, 1)
         zones: list[tuple[float, float, str, str]] = []
         if goal == "non_inferiority" and margin:
             zones = [(x0, -margin, LOSS, "beyond margin"), (-margin, x1, GAIN, "non-inferior")]
@@ -167,6 +163,12 @@ def decision_line_svg(primary: dict[str, Any], thresholds: dict[str, Any], goal:
             if m_imp > 0:
                 zones.append((0.0, m_imp, SMALL, "gain too small"))
             zones.append((m_imp, x1, GAIN, "worth acting on"))
+        # a zone too narrow for its label gets it above the line, with a short leader (never unlabelled)
+        outside = [z for z in zones if z[1] > z[0] and _fit_label(z[3], (z[1] - z[0]) / (x1 - x0)) is None]
+        fig = _figure(7.0, 1.75 if outside else 1.5)
+        ax = fig.add_axes((0.02, 0.26, 0.96, 0.58) if outside else (0.02, 0.3, 0.96, 0.66))
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(0, 1)
         for a, b, colour, name in zones:
             if b <= a:
                 continue
@@ -175,6 +177,11 @@ def decision_line_svg(primary: dict[str, Any], thresholds: dict[str, Any], goal:
             if label:
                 ax.text((a + b) / 2, 0.9, label, ha="center", va="top", fontsize=8, color=MUTED, style="italic",
                         zorder=6, bbox={"facecolor": colour, "edgecolor": "none", "pad": 1.5})
+            else:
+                mid = (a + b) / 2
+                ax.plot([mid, mid], [0.97, 1.07], color=MUTED, linewidth=0.7, clip_on=False, zorder=6)
+                ax.text(mid, 1.09, _SHORT.get(name, name), ha="center", va="bottom", fontsize=8, color=MUTED,
+                        style="italic", clip_on=False, zorder=6)
         ax.axvline(0.0, color=INK, linewidth=1.1, zorder=2)
         if m_imp > 0 and goal == "superiority":
             ax.axvline(m_imp, color=INK, linewidth=0.9, linestyle=(0, (4, 2)), zorder=2)

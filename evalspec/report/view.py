@@ -57,6 +57,8 @@ class ReportView:
     verdict_caveats: list[dict[str, Any]] = field(default_factory=list)
     #: codes of the caveats page 1 states (a section after page 1 refers to them instead of restating them)
     page1_codes: set[str] = field(default_factory=set)
+    #: the headline states why there is no usable interval (page 1 does not say it again)
+    why_in_headline: bool = False
     seeds_used: list[dict[str, Any]] = field(default_factory=list)
     seeds_unused: list[dict[str, Any]] = field(default_factory=list)
     page1_level: float | None = None
@@ -130,6 +132,10 @@ def build_view(claim: dict[str, Any], medium: str = "screen", *, body_cap: int =
     view.critical = [_critical_row(c) for c in _items(decision.get("critical")) if isinstance(c, dict)]
     view.verdict_caveats = [c for c in _items(decision.get("caveats")) if isinstance(c, dict)]
     view.page1_codes = {str(c.get("code")) for c in view.verdict_caveats}
+    why = str(_mapping(decision.get("primary")).get("why_uninformative") or "")
+    if why and why in str(decision.get("headline") or ""):  # said once: the headline already gives the reason
+        view.why_in_headline = True
+        view.verdict_caveats = [c for c in view.verdict_caveats if c.get("code") != "uninformative_interval"]
     seeds = _mapping(claim.get("seeds"))
     view.seeds_used = [s for s in _items(seeds.get("used")) if isinstance(s, dict)]
     view.seeds_unused = [s for s in _items(seeds.get("declared_unused")) if isinstance(s, dict)]
@@ -269,7 +275,8 @@ def _sampling_rows(claim: dict[str, Any], primary: dict[str, Any] | None) -> lis
     method = (primary or {}).get("method") or _mapping(cov.get("interval")).get("method")
     level = (primary or {}).get("confidence_level") or _mapping(cov.get("interval")).get("confidence_level")
     if method and str(method).startswith("none"):  # no interval was computed: a level would describe nothing
-        rows.append(("Interval", str(method)))
+        rows.append(("Interval", "none usable (the verdict says why)" if (primary or {}).get("why_uninformative")
+                     else str(method)))
     elif method:  # the method by name is in "What the number covers" and the analyst box
         rows.append(("Interval", f"{fmt.level(level)}, resampling the independent units"
                      if cov.get("clusters") else fmt.level(level)))
