@@ -275,7 +275,7 @@ def _sampling_rows(claim: dict[str, Any], primary: dict[str, Any] | None) -> lis
     method = (primary or {}).get("method") or _mapping(cov.get("interval")).get("method")
     level = (primary or {}).get("confidence_level") or _mapping(cov.get("interval")).get("confidence_level")
     if method and str(method).startswith("none"):  # no interval was computed: a level would describe nothing
-        rows.append(("Interval", "none usable (the verdict says why)" if (primary or {}).get("why_uninformative")
+        rows.append(("Interval", "none usable (the reason is given above)" if (primary or {}).get("why_uninformative")
                      else str(method)))
     elif method:  # the method by name is in "What the number covers" and the analyst box
         rows.append(("Interval", f"{fmt.level(level)}, resampling the independent units"

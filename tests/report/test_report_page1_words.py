@@ -44,7 +44,7 @@ def test_no_interval_is_not_shown_as_a_95_percent_interval_from_minus_to_plus_10
     text = _text(html.read_text(encoding="utf-8"))
     assert f"A − B : +4.0 points, with no usable interval ({why})." in text
     assert "−100.0" not in text and "+100.0" not in text
-    assert f"Interval none ({why}) " in text  # the Sampling box gives no level for an interval that does not exist
+    assert "Interval none usable (the reason is given above) " in text  # no level for an interval that does not exist
     assert f"none ({why}), 95%" not in text
     assert "no interval was computed, so the difference has no stated uncertainty" in text
     assert "A 95% procedure covers the true value" not in text
