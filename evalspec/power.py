@@ -12,7 +12,15 @@ What the numbers mean: the units needed for the primary paired interval to exclu
 with the given power when the true difference equals the target (the minimum improvement;
 the margin for non-inferiority and equivalence, where the true difference is taken as 0).
 Showing a *lower bound* above the minimum improvement, as "worth acting on" requires, needs
-a true difference larger than the minimum improvement; this is said in the output.
+a true difference larger than the minimum improvement: a separate line gives the chance of
+"worth acting on" at the planned units (one-sided alpha, 2.5 %, when the true gain equals the
+minimum improvement) and the true gain at which that chance is 80 %.
+
+With clusters of more than one case the units are computed for the rule evalspec applies --
+the CR2 t interval on ``G - 1`` degrees of freedom, uninformative below 5 clusters
+(:func:`evalspec.stats.power.clustered_paired_power`) -- not eq. 9 times the design effect,
+which uses the normal quantile and overstates power with few clusters. Both assume equal
+cluster sizes; unequal sizes lower the power further (said in the output).
 
 :func:`assess` is a pure function of the plan (and an optional pilot estimate);
 :func:`evalspec.pilot.pilot_assumptions` reads a pilot file through the plan's own reader.
@@ -63,6 +71,8 @@ class PowerReport:
     planned_units: int | None = None
     mde: dict[str, float] = field(default_factory=dict)
     reachable: bool | None = None
+    worth_acting_on: dict[str, float] | None = None
+    method: str = "Miller (2024) eq. 9"
     critical: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -85,7 +95,15 @@ def _target(plan: Any) -> tuple[float | None, str]:
 
 def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
     """Units needed and minimum detectable effect for ``plan`` (a validated Plan)."""
-    from evalspec.stats.power import design_effect, minimum_detectable_effect, paired_sample_size, zero_failure_cases
+    from evalspec.stats.power import (
+        clustered_minimum_detectable_effect,
+        clustered_paired_power,
+        clusters_needed,
+        design_effect,
+        minimum_detectable_effect,
+        paired_sample_size,
+        zero_failure_cases,
+    )
 
     if assumptions is None and plan.power is not None and plan.power.omega2 is not None:
         p = plan.power
@@ -137,7 +155,16 @@ def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
         report.notes.append("Equivalence: computed for a true difference of 0 (two one-sided tests), an approximation.")
     else:
         kw_power = [(pw, pw) for pw in POWERS]
+    by_t = clustered and m > 1
+    if by_t:
+        report.method = "CR2 t interval on G - 1 df, equal clusters (noncentral t)"
+        report.notes.append("Clusters: computed for the interval evalspec applies (CR2 t on G - 1 degrees of freedom, "
+                            "uninformative below 5 clusters) with equal cluster sizes; unequal sizes need more clusters.")
     for pw, used in kw_power:
+        if by_t:
+            g = clusters_needed(delta, assumptions.omega2, cluster_size=m, icc=assumptions.icc, power=used, **kw)
+            report.needed[f"{pw:.0%}"] = {"cases": math.ceil(g * m - 1e-9), "clusters": g}
+            continue
         n_cases = paired_sample_size(delta, assumptions.omega2, power=used, deff=deff, **kw)  # type: ignore[arg-type]
         cases = math.ceil(n_cases - 1e-9)
         entry = {"cases": cases}
@@ -147,11 +174,24 @@ def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
     if report.planned_units is not None:
         planned_cases = report.planned_units * (m if clustered else 1.0)
         for pw, used in kw_power:
+            if by_t:
+                mde = clustered_minimum_detectable_effect(report.planned_units, assumptions.omega2, cluster_size=m,
+                                                          icc=assumptions.icc, power=used, **kw)
+                report.mde[f"{pw:.0%}"] = math.inf if mde is None else mde
+                continue
             report.mde[f"{pw:.0%}"] = minimum_detectable_effect(planned_cases, assumptions.omega2, power=used,
                                                                 deff=deff, **kw)  # type: ignore[arg-type]
         need = report.needed["80%"]
         need_units = need.get("clusters", need["cases"]) if clustered else need["cases"]
         report.reachable = report.planned_units >= need_units
+        if plan.decision.goal == "superiority":
+            if by_t:
+                at_min = clustered_paired_power(delta, assumptions.omega2, clusters=report.planned_units,
+                                                cluster_size=m, icc=assumptions.icc, threshold=delta, **kw)
+            else:
+                at_min = alpha / 2 if report.planned_units >= 1 else 0.0
+            report.worth_acting_on = {"if_true_gain_is_minimum": at_min,
+                                      "true_gain_for_80%": delta + report.mde["80%"]}
     if plan.attempts.rule not in ("first", "mean"):
         report.notes.append(f"The attempt rule {plan.attempts.rule!r} does not average attempts; the per-case variance "
                             "is approximated by that of a single attempt (omega^2 + sigma^2).")
@@ -183,15 +223,23 @@ def shortfall(power: Any, decision: Any, attempts: Any, units: Any, stopping: An
     m = float(power.cluster_size) if clustered and power.cluster_size else 1.0
     deff = design_effect(m, power.icc) if m > 1 else 1.0
     used = 0.9 if decision.goal == "equivalence" else 0.8  # TOST at a true difference of 0: power split over two sides
-    cases = math.ceil(paired_sample_size(delta, power.omega2, sigma_a2=power.sigma2_candidate, k_a=k,
-                                         sigma_b2=power.sigma2_baseline, k_b=k,
-                                         alpha=1 - float(decision.confidence_level), power=used, deff=deff) - 1e-9)
-    need = math.ceil(cases / m - 1e-9) if clustered and m > 1 else cases
+    alpha = 1 - float(decision.confidence_level)
+    kw = dict(sigma_a2=power.sigma2_candidate, k_a=k, sigma_b2=power.sigma2_baseline, k_b=k, alpha=alpha)
+    if clustered and m > 1:
+        from evalspec.stats.power import clusters_needed
+
+        need = clusters_needed(delta, power.omega2, cluster_size=m, icc=power.icc, power=used, **kw)
+        how = "the CR2 t interval evalspec applies, on G - 1 degrees of freedom"
+    else:
+        need = math.ceil(paired_sample_size(delta, power.omega2, power=used, deff=deff, **kw) - 1e-9)  # type: ignore[arg-type]
+        how = "Miller 2024, eq. 9"
     unit = f"clusters ({units.cluster})" if clustered else "cases"
     if stopping.max_units >= need:
         return None
-    return (f"{stopping.max_units} {unit} are planned, but about {need} are needed to detect the {name} of "
-            f"{delta:g} with 80% power under the plan's power assumptions (Miller 2024, eq. 9)",
+    return (f"{stopping.max_units} {unit} are planned, but about {need} are needed for 80% power to detect a "
+            f"difference of {delta:g} (the {name}) under the plan's power assumptions ({how}). This is the power "
+            "of the interval to exclude 0, not the chance of a 'worth acting on' verdict, which needs a true gain "
+            "above the minimum improvement (`evalspec power` shows both)",
             "plan more units, a larger minimum difference, or check the assumptions with `evalspec power`")
 
 
@@ -207,6 +255,7 @@ def unreachable_goal(plan: Any) -> str | None:
         return None
     need = rep.needed["80%"]
     n = need.get("clusters", need["cases"]) if plan.units.cluster is not None else need["cases"]
-    return (f"stopping.max_units = {plan.stopping.max_units} {rep.unit} cannot detect the {rep.delta_name} of "
-            f"{rep.delta:g} with 80% power under the plan's power assumptions: about {n} are needed "
-            f"(minimum detectable effect {rep.mde['80%']:.3f})")
+    return (f"stopping.max_units = {plan.stopping.max_units} {rep.unit} cannot detect a difference of {rep.delta:g} "
+            f"(the {rep.delta_name}) with 80% power under the plan's power assumptions: about {n} are needed "
+            f"(minimum detectable effect {rep.mde['80%']:.3f}); this is the interval's power to exclude 0, not the "
+            "chance of a 'worth acting on' verdict")

@@ -280,6 +280,7 @@ def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str,
     import numpy as np
 
     from evalspec.stats import clustered_mean_interval, paired_cluster_bootstrap, paired_difference_interval
+    from evalspec.stats.clustered import HEAVY_TAIL_SIZE_CV
 
     n = int(pair.x.size)
     binary = ctx.outcomes.binary
@@ -345,12 +346,23 @@ def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str,
                                         requested_interval=r.requested_method, units=unit, n_units=r.n_clusters,
                                         standard_error=r.standard_error), notes=notes)
         else:
-            r = clustered_mean_interval(diff, clusters, confidence_level=level, correction=correction)
+            sizes = np.bincount(np.unique(clusters, return_inverse=True)[1]).astype(float)
+            heavy = bool(method == "auto" and declared and correction == "CR2"
+                         and sizes.std() / sizes.mean() > HEAVY_TAIL_SIZE_CV)
+            r = clustered_mean_interval(diff, clusters, confidence_level=level, correction=correction,
+                                        skew_corrected=heavy)
             df = float(r.df)
             low, high = max(-1.0, r.low), min(1.0, r.high)
+            if heavy:
+                cv = sizes.std() / sizes.mean()
+                notes.append(f"The cluster sizes are heavy-tailed (coefficient of variation {cv:.1f}, above "
+                             f"{HEAVY_TAIL_SIZE_CV:g}): the interval is the skewness-corrected CR2 interval "
+                             "(Hall's transformation, degrees of freedom of the clusters that carry the variance), "
+                             "which can be asymmetric.")
             core = PairedCore(
                 **base, estimate=r.estimate, low=low, high=high,
-                method=f"{'cluster' if declared else 'case'}_t ({correction}, t on {df:.1f} df)",
+                method=f"{'cluster' if declared else 'case'}_t ({correction}{', skewness-corrected' if heavy else ''}"
+                f", t on {df:.1f} df)",
                 cluster_t=ClusterTInfo(se=r.se, df=df, units=unit, n_units=r.n_clusters, correction=correction,
                                        clipped=bool(r.low < -1.0 or r.high > 1.0)), notes=notes)
         if not core.high - core.low > 1e-12:
@@ -455,6 +467,12 @@ def _caveats(core: PairedCore, contrib: Contributions | None, params: PairedDiff
                           message=f"A few clusters hold most of the cases (the largest holds "
                           f"{contrib.largest_share:.0%}; the clusters weigh as much as {contrib.effective_clusters:.1f} "
                           "equal ones): the interval rests on them and can be less reliable than its level says."))
+    if core.informative and "skewness-corrected" in core.method:
+        out.append(Caveat(code="heavy_tailed_cluster_sizes", severity=sev,
+                          message="The cluster sizes are heavy-tailed. If the difference grows with cluster size, the "
+                          "few largest clusters carry it and a sample can miss them: in evalspec's simulations the "
+                          "interval's upper end then fell below the truth in about 5 % of studies, not 2.5 %, so a "
+                          "regression or equivalence read from it is less certain than its level says."))
     if contrib is not None and contrib.concentrated and contrib.top_share is not None \
             and contrib.n > contrib.top_clusters:
         out.append(Caveat(code="top_clusters", severity="note",

@@ -74,6 +74,14 @@ def _text(rep) -> str:  # type: ignore[no-untyped-def]
                      + ", ".join(f"{v * 100:.1f} points at {k} power" for k, v in rep.mde.items()))
         lines.append("  reaches 80% power" if rep.reachable else "  does NOT reach 80% power: plan more units, "
                      "accept a larger minimum improvement, or reduce the variance (repeats, fewer clusters' share)")
+    if rep.worth_acting_on:
+        w = rep.worth_acting_on
+        gain = w["true_gain_for_80%"]
+        lines.append(f"chance of 'worth acting on' with the planned {rep.planned_units} {rep.unit}: "
+                     f"{w['if_true_gain_is_minimum']:.1%} if the true gain equals the minimum improvement; 80% needs "
+                     + (f"a true gain of about {gain * 100:.1f} points" if gain != float("inf") else "more units"))
+    if rep.method != "Miller (2024) eq. 9":
+        lines.append(f"method: {rep.method}")
     if rep.critical:
         c = rep.critical
         lines.append(f"critical failures: {c['cases_with_zero_failures']} critical cases, all passing, bound the rate "

@@ -48,6 +48,7 @@ from evalspec.stats._validation import InvalidArgument, _choice, _cluster_codes,
 
 __all__ = [
     "CORRECTIONS",
+    "HEAVY_TAIL_SIZE_CV",
     "bell_mccaffrey_df",
     "cluster_robust_variance",
     "clustered_mean_interval",
@@ -56,6 +57,11 @@ __all__ = [
 
 #: Small-sample corrections accepted by the clustered functions (the first is the default).
 CORRECTIONS = ("CR2", "CR1", "CR0")
+
+#: Cluster sizes whose coefficient of variation exceeds this are "heavy-tailed": there the
+#: paired interval of method ``auto`` is the skewness-corrected CR2 interval
+#: (:func:`clustered_mean_interval` with ``skew_corrected=True``).
+HEAVY_TAIL_SIZE_CV = 1.0
 
 
 def cluster_robust_variance(resid_totals: np.ndarray, sizes: np.ndarray, correction: str = "CR2") -> float:
@@ -149,8 +155,32 @@ def clustered_standard_error(values: ArrayLike, clusters: ArrayLike, correction:
     return math.sqrt(cluster_robust_variance(totals, sizes, correction))
 
 
+def _hall_limits(mean: float, se: float, t: float, contributions: np.ndarray) -> tuple[float, float]:
+    """Hall's (1992) skewness-removing transformation of a t statistic, inverted.
+
+    ``T = (mean - mu) / se`` has a skewed distribution when the cluster contributions are
+    skewed; ``g(T) = T + c T^2 + c^2 T^3 / 3 + c / 2`` with ``c = gamma / (3 sqrt(G))`` (gamma the
+    contributions' skewness) is close to symmetric, so ``mu`` lies in
+    ``[mean - se g^-1(t), mean - se g^-1(-t)]``; ``g`` is monotone with the closed-form inverse
+    ``g^-1(x) = ((1 + 3 c (x - c / 2))^(1/3) - 1) / c``.
+    """
+    g = contributions.size
+    m2 = float(np.mean(contributions * contributions))
+    gamma = float(np.mean(contributions**3)) / m2**1.5 if m2 > 0.0 else 0.0
+    c = gamma / (3.0 * math.sqrt(g))
+    if abs(c) < 1e-12 or se <= 0.0:
+        return mean - t * se, mean + t * se
+
+    def inv(x: float) -> float:
+        return (float(np.cbrt(1.0 + 3.0 * c * (x - c / 2.0))) - 1.0) / c
+
+    a, b = inv(-t), inv(t)
+    return min(mean - se * b, mean - se * a), max(mean - se * b, mean - se * a)
+
+
 def clustered_mean_interval(
-    values: ArrayLike, clusters: ArrayLike, confidence_level: float = 0.95, correction: str = "CR2"
+    values: ArrayLike, clusters: ArrayLike, confidence_level: float = 0.95, correction: str = "CR2",
+    skew_corrected: bool = False,
 ) -> ClusteredMeanResult:
     """Mean with a cluster-robust t interval.
 
@@ -162,6 +192,14 @@ def clustered_mean_interval(
         "Satterthwaite")`` reports for an intercept-only ``lm``.
     confidence_level : float
         Two-sided nominal coverage in (0, 1).
+    skew_corrected : bool
+        CR2 only. The t interval on the smaller of the Bell-McCaffrey df and the plug-in
+        Welch-Satterthwaite df of the clusters' CR2 terms (about the number of clusters that
+        carry the variance), with Hall's (1992) transformation removing the skewness of the
+        cluster contributions (:func:`_hall_limits`), so the interval can be asymmetric. For
+        heavy-tailed cluster sizes whose effect grows with size (lognormal sizes, CV 1.8) the
+        symmetric CR2 interval covered 87-90 % with the error nearly all on one side; this one
+        93.7-97.3 % (``benchmarks/coverage.py``, "informative cluster sizes").
 
     Returns
     -------
@@ -184,13 +222,22 @@ def clustered_mean_interval(
     n_clusters = int(sizes.size)
     se = math.sqrt(cluster_robust_variance(totals, sizes, correction))
     df: float = _bm_df(sizes) if correction == "CR2" else n_clusters - 1
+    skew = bool(skew_corrected and correction == "CR2")
+    if skew:
+        terms = totals * totals / (1.0 - sizes / sizes.sum())
+        denom = float(np.sum(terms * terms))
+        if denom > 0.0:
+            df = min(df, max(1.0, float(np.sum(terms)) ** 2 / denom))
     t = t_upper_quantile(df, (1.0 - level) / 2.0)
     mean = float(arr.mean())
+    low, high = mean - t * se, mean + t * se
+    if skew:
+        low, high = _hall_limits(mean, se, t, totals / np.sqrt(1.0 - sizes / sizes.sum()) * n_clusters / arr.size)
     return ClusteredMeanResult(
         estimate=mean,
-        low=mean - t * se,
-        high=mean + t * se,
-        method=f"cluster_robust_t_{correction.lower()}",
+        low=low,
+        high=high,
+        method=f"cluster_robust_t_{correction.lower()}" + ("_skew" if skew else ""),
         confidence_level=level,
         n=int(arr.size),
         se=se,

@@ -1,0 +1,231 @@
+"""Coverage under informative, heavy-tailed cluster sizes and of pass rates near 0 or 1 (issue 18).
+
+Two grids, each printed as a Markdown section for docs/coverage.md by
+``benchmarks/coverage.py --grid informative`` / ``--grid rare``.
+
+Informative sizes (the review's design, as reconstructed here): cluster sizes lognormal with
+median 6 and coefficient of variation 1.8 (sigma = sqrt(log(1 + 1.8^2)), at least 1 case);
+baseline pass probability per cluster Beta with mean 0.4 and ICC 0.02; the candidate's is
+``clip(p_B - 0.25 + 0.15 log n_g, 0, 1)``, so the gain grows with the cluster's size (negative in
+small clusters, large in the big ones). The truth is the case-weighted population difference
+``E[n (p_A - p_B)] / E[n]`` (400,000 clusters). "Unrelated": the same sizes and baseline, gain
+0.05 everywhere. Methods on the paired difference:
+
+* ``cr2``: CR2 with Bell-McCaffrey df (evalspec's interval for equal or moderately unequal sizes);
+* ``cr2_min_df``: CR2 on min(Bell-McCaffrey, Welch-Satterthwaite of the CR2 terms) df;
+* ``wcr_webb`` / ``wcr_rademacher``: the wild cluster restricted bootstrap (MacKinnon and Webb
+  2017), CR2-studentised, B = 399, equal-tailed, inverted over the null value by bisection;
+* ``cr2_skew``: CR2 on the min df with Hall's (1992) skewness-removing transformation
+  (:func:`evalspec.stats.clustered_mean_interval` with ``skew_corrected=True``; method ``auto``
+  uses it when the sizes' CV exceeds 1).
+
+Rare outcomes: a pass rate of 0.02 or 0.98 with ICC 0.3 in G = 20 or 50 clusters of 5-15 cases;
+the cluster-aware Wilson interval as it was (Bell-McCaffrey df, independent cases when every
+outcome is equal) and as it is (conservative df, clusters counted when every outcome is equal).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special
+
+from evalspec.stats import clustered_mean_interval, clustered_proportion_interval
+from evalspec.stats.proportion import wilson_limits
+
+SIGMA = math.sqrt(math.log(1 + 1.8**2))
+INFORMATIVE_GS = (12, 20, 50, 200)
+SIZE_METHODS = ("cr2", "cr2_min_df", "wcr_webb", "wcr_rademacher", "cr2_skew")
+SIZE_LABELS = {"cr2": "CR2-BM t", "cr2_min_df": "CR2 min-df t", "wcr_webb": "WCR Webb", "wcr_rademacher":
+               "WCR Rademacher", "cr2_skew": "CR2 skew-corrected"}
+_WEBB = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5)])
+
+
+def _clusters(rng: np.random.Generator, g: int, informative: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    sizes = np.maximum(1, np.round(6 * np.exp(SIGMA * rng.standard_normal(g)))).astype(int)
+    pb = rng.beta(0.4 * 49, 0.6 * 49, g)
+    gain = -0.25 + 0.15 * np.log(sizes) if informative else 0.05
+    return sizes, np.clip(pb + gain, 0, 1), pb
+
+
+def truth(informative: bool) -> float:
+    sizes, pa, pb = _clusters(np.random.default_rng(5), 400_000, informative)
+    return float(np.sum(sizes * (pa - pb)) / np.sum(sizes))
+
+
+def draw(rng: np.random.Generator, g: int, informative: bool) -> tuple[np.ndarray, np.ndarray]:
+    sizes, pa, pb = _clusters(rng, g, informative)
+    labels = np.repeat(np.arange(g), sizes)
+    a = (rng.random(labels.size) < pa[labels]).astype(float)
+    b = (rng.random(labels.size) < pb[labels]).astype(float)
+    return a - b, labels
+
+
+def wild_restricted(d: np.ndarray, labels: np.ndarray, rng: np.random.Generator, weights: str,
+                    resamples: int = 399, level: float = 0.95) -> tuple[float, float]:
+    """WCR bootstrap interval for a mean: CR2 t at each null value mu0, restricted residuals d - mu0,
+    one cluster weight per cluster; the limits are the mu0 where the equal-tailed test stops rejecting."""
+    sizes = np.bincount(labels).astype(float)
+    n = sizes.sum()
+    pi = sizes / n
+    tot = np.bincount(labels, weights=d)
+    mean = tot.sum() / n
+    e = tot - sizes * mean
+    se = math.sqrt(float(np.sum(e * e / (1 - pi)))) / n
+    if se == 0:
+        return mean, mean
+    pool = _WEBB if weights == "webb" else np.array([-1.0, 1.0])
+    v = rng.choice(pool, size=(resamples, sizes.size))
+    tail = (1 - level) / 2
+
+    def shares(mu0: float) -> tuple[float, float]:
+        u = tot - sizes * mu0
+        s = v @ u
+        es = v * u - np.outer(s / n, sizes)
+        ses = np.sqrt((es * es / (1 - pi)).sum(axis=1)) / n
+        ts = (s / n) / np.where(ses > 0, ses, np.inf)
+        t_obs = (mean - mu0) / se
+        return float(np.mean(ts >= t_obs)), float(np.mean(ts <= t_obs))
+
+    lo, hi = mean, mean + 30 * se
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if shares(mid)[1] >= tail else (lo, mid)
+    upper = lo
+    lo, hi = mean - 30 * se, mean
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if shares(mid)[0] >= tail else (mid, hi)
+    return hi, upper
+
+
+def _cr2_min_df(d: np.ndarray, labels: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    r = clustered_mean_interval(d, labels)
+    sizes = np.bincount(labels).astype(float)
+    e = np.bincount(labels, weights=d - d.mean())
+    terms = e * e / (1 - sizes / sizes.sum())
+    df = min(r.df, max(1.0, terms.sum() ** 2 / float(np.sum(terms * terms))))
+    t = float(-special.stdtrit(df, (1 - level) / 2))
+    return r.estimate - t * r.se, r.estimate + t * r.se
+
+
+def simulate_sizes_cell(g: int, informative: bool, reps: int, seed: int) -> dict[str, list[int]]:
+    """Per method: [covered, truth below the interval, truth above it]."""
+    rng = np.random.default_rng(seed)
+    tr = truth(informative)
+    out = {m: [0, 0, 0] for m in SIZE_METHODS}
+    for _ in range(reps):
+        d, labels = draw(rng, g, informative)
+        r = clustered_mean_interval(d, labels)
+        s = clustered_mean_interval(d, labels, skew_corrected=True)
+        got = {"cr2": (r.low, r.high), "cr2_min_df": _cr2_min_df(d, labels),
+               "wcr_webb": wild_restricted(d, labels, rng, "webb"),
+               "wcr_rademacher": wild_restricted(d, labels, rng, "rademacher"), "cr2_skew": (s.low, s.high)}
+        for m, (lo, hi) in got.items():
+            out[m][0] += lo <= tr <= hi
+            out[m][1] += tr < lo
+            out[m][2] += tr > hi
+    return out
+
+
+def render_sizes_section(reps: int) -> list[str]:
+    mc = 100 * math.sqrt(0.05 * 0.95 / reps)
+    lines = [
+        "## Informative, heavy-tailed cluster sizes (issue 18): paired difference coverage (%)",
+        "",
+        "Generated by `python benchmarks/coverage.py --grid informative --reps " + str(reps) + "` (fixed seeds). "
+        "Sizes lognormal (median 6, CV 1.8); candidate's gain −0.25 + 0.15 log(size) per cluster (informative) or "
+        "0.05 everywhere (unrelated); truth the case-weighted population difference; design in "
+        "`benchmarks/coverage_sizes.py`. Each cell: coverage, then in brackets the share of studies whose interval "
+        f"lies wholly above / below the truth (nominal 2.5 % each). {reps} replicates per cell: Monte Carlo "
+        f"standard error ±{mc:.1f} points at 95 %. **Bold**: below 93 %.",
+        "",
+        "| sizes | G | " + " | ".join(SIZE_LABELS[m] for m in SIZE_METHODS) + " |",
+        "|---|---|" + "---|" * len(SIZE_METHODS),
+    ]
+    for informative in (True, False):
+        for i, g in enumerate(INFORMATIVE_GS):
+            res = simulate_sizes_cell(g, informative, reps, seed=40_000 + 100 * informative + i)
+            cells = []
+            for m in SIZE_METHODS:
+                cov = 100 * res[m][0] / reps
+                txt = f"{cov:.1f}"
+                cells.append(f"{'**' + txt + '**' if cov < 93 else txt} ({100 * res[m][1] / reps:.1f} / "
+                             f"{100 * res[m][2] / reps:.1f})")
+            lines.append(f"| {'informative' if informative else 'unrelated'} | {g} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _old_rare(y: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """The interval before issue 18: Bell-McCaffrey df; independent cases when every outcome is equal."""
+    if y.min() == y.max():
+        return wilson_limits(float(y.sum()), float(y.size), 0.025)
+    r = clustered_proportion_interval(y, labels, degrees_of_freedom="bell_mccaffrey")
+    return r.low, r.high
+
+
+def render_rare_section(reps: int) -> list[str]:
+    lines = [
+        "## Pass rates near 0 or 1 in clusters (issue 18): coverage (%)",
+        "",
+        f"Generated by `python benchmarks/coverage.py --grid rare --reps {reps}`. Pass rate p, ICC 0.3 "
+        "(Beta-Binomial clusters), G clusters of 5-15 cases. Before: Bell–McCaffrey df and, when every outcome "
+        "is equal, the cases treated as independent. Now: the conservative df and, when every outcome is equal, "
+        f"the clusters counted (Kish). {reps} replicates per cell (±{100 * math.sqrt(0.05 * 0.95 / reps):.1f} "
+        "points). In brackets: the share of samples with every outcome equal.",
+        "",
+        "| p | G | before | now |",
+        "|---|---|---|---|",
+    ]
+    for i, (p, g) in enumerate((p, g) for p in (0.02, 0.1, 0.98) for g in (20, 50)):
+        rng = np.random.default_rng(50_000 + i)
+        k = 0.7 / 0.3
+        old = new = equal = 0
+        for _ in range(reps):
+            sizes = rng.integers(5, 16, size=g)
+            labels = np.repeat(np.arange(g), sizes)
+            y = (rng.random(labels.size) < rng.beta(p * k, (1 - p) * k, size=g)[labels]).astype(float)
+            lo, hi = _old_rare(y, labels)
+            old += lo <= p <= hi
+            r = clustered_proportion_interval(y, labels)
+            new += r.low <= p <= r.high
+            equal += y.min() == y.max()
+        fmt = [f"{100 * x / reps:.1f}" for x in (old, new)]
+        fmt = [f"**{f}**" if float(f) < 93 else f for f in fmt]
+        lines.append(f"| {p:g} | {g} | {fmt[0]} | {fmt[1]} ({100 * equal / reps:.0f} % all equal) |")
+    return lines
+
+
+def render_existing_grid_section(reps: int) -> list[str]:
+    """The skewness-corrected interval on cells of the main grid (sizes unrelated to the effect)."""
+    import coverage as main_grid
+
+    lines = [
+        "### The skewness-corrected interval on the main grid",
+        "",
+        f"Generated by `python benchmarks/coverage.py --grid skew --reps {reps}`: the main grid's design (true "
+        "difference 0.05), CR2-BM t against the skewness-corrected CR2 interval that method `auto` uses when the "
+        f"sizes' CV exceeds 1. {reps} replicates per cell (±{100 * math.sqrt(0.05 * 0.95 / reps):.1f} points).",
+        "",
+        "| sizes | ICC | G | CR2-BM t | CR2 skew-corrected |",
+        "|---|---|---|---|---|",
+    ]
+    i = 0
+    for design in main_grid.DESIGNS:
+        for icc in (0.0, 0.3):
+            for g in (10, 20, 50):
+                rng = np.random.default_rng(60_000 + i)
+                i += 1
+                hit = {"cr2": 0, "skew": 0}
+                for _ in range(reps):
+                    sizes = main_grid.cluster_sizes(rng, g, design)
+                    x, y, labels = main_grid.draw_pairs(rng, sizes, 0.8, 0.05, icc)
+                    r = clustered_mean_interval(x - y, labels)
+                    s = clustered_mean_interval(x - y, labels, skew_corrected=True)
+                    hit["cr2"] += r.low <= 0.05 <= r.high
+                    hit["skew"] += s.low <= 0.05 <= s.high
+                cells = [f"{100 * hit[k] / reps:.1f}" for k in ("cr2", "skew")]
+                cells = [f"**{c}**" if float(c) < 93 else c for c in cells]
+                lines.append(f"| {design} | {icc:g} | {g} | {cells[0]} | {cells[1]} |")
+    return lines
