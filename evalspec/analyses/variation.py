@@ -156,7 +156,7 @@ def _entry(ctx: Context, name: str) -> tuple[RunVariationEntry, list[Caveat]]:
         fields["run_share"] = float(share)
         fields["note"] = (
             f"With {k_obs} repeat(s) per case, run-to-run variation makes up {share:.0%} of the variance of "
-            f"the mean; even infinitely many repeats would leave a standard error of {fields['se_limit']:.3f} "
+            f"the mean; even infinitely many repeats would leave a standard error of {100 * fields['se_limit']:.1f} points "
             "from case-to-case variation, which only more independent cases reduce.")
     if ctx.case_cluster is not None and n >= 1:
         clusters = ctx.case_cluster[dec["codes"]]

@@ -38,6 +38,7 @@ def _problems(text: str) -> list[str]:
         (r"\bpts\b", "the unit 'pts' (the report says 'points')"),
         (r"\d\.\d{2,} points", "points with more than one decimal"),
         (r"\b1 entries\b|\breducer None\b|\bNone recorded\b.*\bfailed\b", "a stutter"),
+        (r"standard error of 0\.\d{2,}", "a standard error as a proportion beside points"),
     ]:
         for m in re.finditer(pattern, text):
             out.append(f"{what}: …{text[max(0, m.start() - 50):m.end() + 30]}…")
