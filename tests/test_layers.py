@@ -36,7 +36,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.stats", "evalspec.stats._numeric", "evalspec.stats._results", "evalspec.stats._validation",
         "evalspec.stats.beta_binomial", "evalspec.stats.bootstrap", "evalspec.stats.clustered",
         "evalspec.stats.clustered_mcnemar", "evalspec.stats.clustered_proportion", "evalspec.stats.distance",
-        "evalspec.stats.hdi", "evalspec.stats.paired", "evalspec.stats.power", "evalspec.stats.proportion",
+        "evalspec.stats.highest_density", "evalspec.stats.paired", "evalspec.stats.power", "evalspec.stats.proportion",
         "evalspec.stats.sequential", "evalspec.stats.agreement", "evalspec.stats.paired_exact", "evalspec.stats.ppi",
         "evalspec.stats.ranking",
         # The background-temperature engine: a kernel (numpy, torch inside functions) of its own.

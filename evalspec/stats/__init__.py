@@ -49,9 +49,9 @@ _HOMES: dict[str, str] = {
     "CLUSTERED_PROPORTION_METHODS": "evalspec.stats.clustered_proportion",
     "DF_RULES": "evalspec.stats.clustered_proportion",
     "ks_distance": "evalspec.stats.distance",
-    "beta_hdi": "evalspec.stats.hdi",
-    "distribution_hdi": "evalspec.stats.hdi",
-    "hdi": "evalspec.stats.hdi",
+    "beta_hdi": "evalspec.stats.highest_density",
+    "distribution_hdi": "evalspec.stats.highest_density",
+    "hdi": "evalspec.stats.highest_density",
     "mcnemar": "evalspec.stats.paired",
     "MCNEMAR_METHODS": "evalspec.stats.paired",
     "paired_difference_interval": "evalspec.stats.paired",
@@ -173,7 +173,7 @@ if TYPE_CHECKING:  # pragma: no cover - what the names are, for type checkers
     from evalspec.stats.distance import (
         ks_distance,
     )
-    from evalspec.stats.hdi import (
+    from evalspec.stats.highest_density import (
         beta_hdi,
         distribution_hdi,
         hdi,

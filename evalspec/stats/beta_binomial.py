@@ -424,7 +424,7 @@ def beta_binomial_theta(successes: ArrayLike, trials: ArrayLike, alpha: float, b
     ``low`` and ``high`` (HDI) arrays. The full-Bayes engines average this over the
     posterior of (alpha, beta).
     """
-    from evalspec.stats.hdi import beta_hdi
+    from evalspec.stats.highest_density import beta_hdi
 
     y, j = _counts(successes, trials)
     hdi_prob = _level("hdi_prob", hdi_prob)

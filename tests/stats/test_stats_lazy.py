@@ -54,3 +54,13 @@ def test_every_public_name_resolves() -> None:
     for name in s.__all__:
         assert getattr(s, name) is not None
     assert "wilson_limits" in dir(s)
+
+
+def test_no_public_name_is_also_a_submodule() -> None:
+    """A submodule named like a function would shadow it once imported (``from evalspec.stats import hdi``)."""
+    import pkgutil
+
+    import evalspec.stats as stats
+
+    submodules = {m.name for m in pkgutil.iter_modules(stats.__path__)}
+    assert not submodules & set(stats._HOMES), submodules & set(stats._HOMES)
