@@ -103,3 +103,15 @@ def test_a_single_candidate_report_has_no_paired_wording() -> None:
     page1 = text.split(" Contents ")[0]
     assert "paired" not in page1.lower()
     assert "The comparison is the paired analysis below" not in text
+
+
+_JARGON = ["CR2", "Bell", "Clopper", "Holm", "Durkalski", "effective cases", "under-cover", "Wilson", "bootstrap",
+           "degrees of freedom", "method auto", "McNemar"]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_page_one_speaks_plain_words(example_claims: dict[str, dict], name: str) -> None:
+    """Method codes, test names and plan-author advice are in the body and the analyst box, not on page 1."""
+    page1 = _visible_text(render_html(example_claims[name]).split('<nav class="toc"')[0])
+    found = [w for w in _JARGON if re.search(rf"\b{re.escape(w)}\b", page1)]
+    assert found == [], found
