@@ -273,8 +273,40 @@ def read_ledger(path: str | Path) -> list[LedgerEntry]:
             raise InputError(f"{p}: line {i} is not a JSON object", [Diagnostic(
                 file=str(p), line=i, message=f"ledger line {i} is not a JSON object",
                 hint="restore the ledger from version control")])
+        wrong = _field_problem(data)
+        if wrong is not None:
+            raise InputError(f"{p}: line {i}: {wrong}", [Diagnostic(
+                file=str(p), line=i, message=f"ledger line {i}: {wrong} (the entry was edited or damaged)",
+                hint="restore the ledger from version control")])
         out.append(LedgerEntry(line=i, text=line, data=data))
     return out
+
+
+_TEXT = (str, type(None))
+#: The type each field of an entry must have, when present (readers rely on them).
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "seq": (int,), "time": _TEXT, "plan_id": _TEXT, "plan_file": _TEXT, "plan_hash": _TEXT, "lock_hash": _TEXT,
+    "lock_matches": (bool, type(None)), "data": (list, type(None)), "units_seen": (dict, type(None)),
+    "cases": (int, type(None)), "verdict": _TEXT, "action": _TEXT, "evalspec_version": _TEXT,
+    "prev_sha256": _TEXT, "claim_sha256": _TEXT, "entry_sha256": _TEXT, "period": _TEXT,
+}
+
+
+def _field_problem(entry: dict[str, Any]) -> str | None:
+    """What is wrong with a field's type in a ledger entry, or None."""
+    for key, types in _FIELD_TYPES.items():
+        if key not in entry:
+            continue
+        v = entry[key]
+        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
+            return f"{key} must be {' or '.join('null' if t is type(None) else t.__name__ for t in types)}"
+    for d in entry.get("data") or []:
+        if not isinstance(d, dict):
+            return "data must be a list of objects"
+    units = entry.get("units_seen")
+    if isinstance(units, dict) and not isinstance(units.get("count"), (int, type(None))):
+        return "units_seen.count must be a number"
+    return None
 
 
 # -- verification ---------------------------------------------------------------------------

@@ -115,7 +115,8 @@ def _entry_vs_claim(entry: Any, claim: dict[str, Any]) -> list[str]:
         if led != cl:
             out.append(f"{name}: ledger entry {entry.seq} records {led!r}, the claim says {cl!r}")
     if entry.get("data") != data:
-        led = {d.get("path"): d.get("sha256") for d in entry.get("data") or [] if isinstance(d, dict)}
+        led = {d.get("path"): d.get("sha256") for d in (entry.get("data") if isinstance(entry.get("data"), list) else [])
+               if isinstance(d, dict)}
         cl = {d["path"]: d["sha256"] for d in data}
         for path in sorted(set(led) | set(cl), key=str):
             if led.get(path) != cl.get(path):

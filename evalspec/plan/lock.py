@@ -142,6 +142,8 @@ def _lock_problems(data: Any) -> list[str]:
             problems.append(f"{key} is missing or not a {typ.__name__}")
     if isinstance(data.get("locked_at"), str) and _parse_utc(data["locked_at"]) is None:
         problems.append(f"locked_at is not a UTC time YYYY-MM-DDTHH:MM:SSZ (got {data['locked_at'][:40]!r})")
+    if isinstance(data.get("plan"), dict) and not _valid_plan(data["plan"]):
+        problems.append("plan is not a valid plan (the lock's copy of the plan was edited)")
     problems += _git_problems(data.get("git"), "git")
     history = data.get("history", [])
     if history is not None and not isinstance(history, list):
@@ -156,6 +158,19 @@ def _lock_problems(data: Any) -> list[str]:
                     problems.append(f"history[{i}].{key} is missing or not a str")
             problems += _git_problems(h.get("git"), f"history[{i}].git")
     return problems
+
+
+def _valid_plan(plan: dict[str, Any]) -> bool:
+    """Whether the lock's stored plan still validates as a plan (every later check reads its fields)."""
+    from pydantic import ValidationError
+
+    from evalspec.plan.model import Plan
+
+    try:
+        Plan.model_validate(plan)
+    except (ValidationError, ValueError, TypeError, RecursionError):
+        return False
+    return True
 
 
 def _git_problems(git: Any, where: str) -> list[str]:
