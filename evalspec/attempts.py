@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CaseOutcomes", "reduce_attempts", "rule_question", "RULES", "FRACTIONAL_RULES", "pass_at", "pass_hat"]
+__all__ = ["CaseOutcomes", "apply_missing_policy", "reduce_attempts", "rule_question", "RULES", "FRACTIONAL_RULES", "pass_at", "pass_hat"]
 
 RULES = ("first", "best_of_k", "majority", "majority_answer", "mean", "pass_at_k", "pass_hat_k")
 #: Rules whose case outcome is a number in [0, 1] rather than pass/fail.
@@ -125,6 +125,21 @@ class CaseOutcomes:
         return self.rule not in FRACTIONAL_RULES
 
 
+def apply_missing_policy(passed: np.ndarray, policy: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(keep, outcomes)`` of attempt rows under the plan's missing-outcome policy: the one place it is applied.
+
+    ``exclude``: a row without an outcome (NaN) is dropped (``keep`` False there);
+    ``count_as_fail``: it counts, as a failure (0.0); ``error``: the run refused any missing
+    outcome before this point, so nothing is missing. ``outcomes`` has the rows' values with
+    that policy applied (NaN only where ``keep`` is False).
+    """
+    passed = np.asarray(passed, dtype=np.float64)
+    missing = np.isnan(passed)
+    if policy == "exclude":
+        return ~missing, passed
+    return np.ones(passed.shape, dtype=bool), np.where(missing, 0.0, passed)
+
+
 def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, passed: np.ndarray, *,
                     n_candidates: int, n_cases: int, rule: str, k: int | None = None,
                     missing_policy: str = "count_as_fail", answer: np.ndarray | None = None,
@@ -158,12 +173,9 @@ def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pass
             raise ValueError("rule majority_answer needs the answer and target of every attempt")
         return _majority_answer(cand, case, repeat, np.asarray(passed, dtype=np.float64), answer, target,
                                 n_candidates=n_candidates, n_cases=n_cases, missing_policy=missing_policy)
-    passed = np.asarray(passed, dtype=np.float64)
-    if missing_policy == "exclude":
-        keep = ~np.isnan(passed)
+    keep, passed = apply_missing_policy(passed, missing_policy)
+    if not keep.all():
         cand, case, repeat, passed = cand[keep], case[keep], repeat[keep], passed[keep]
-    else:
-        passed = np.where(np.isnan(passed), 0.0, passed)
     values = np.full((n_candidates, n_cases), np.nan)
     attempts = np.zeros((n_candidates, n_cases), dtype=np.int64)
     if cand.size == 0:

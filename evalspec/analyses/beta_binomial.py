@@ -286,6 +286,7 @@ def _counts(ctx: Context, params: BetaBinomialParams) -> tuple[dict[str, tuple[A
                       "(e.g. scores); use clustered_mean for a numeric score")
     notes: list[str] = []
     missing = int(np.isnan(passed).sum())
+    reps = ctx.attempts()  # the plan's missing-outcome policy applied
     if params.condition == "candidate":
         groups = {name: (reps.cand == ctx.index(name)) for name in ctx.candidates}
     else:
@@ -314,13 +315,8 @@ def _counts(ctx: Context, params: BetaBinomialParams) -> tuple[dict[str, tuple[A
         if name not in groups:
             raise _refuse(f"condition {name!r} has no data; conditions in the results: {', '.join(groups) or 'none'}")
         rows = groups[name]
-        p = passed[rows]
+        p = reps.passed[rows]
         case = reps.case[rows]
-        if ctx.missing_policy == "exclude":
-            keep = ~np.isnan(p)
-            p, case = p[keep], case[keep]
-        else:
-            p = np.where(np.isnan(p), 0.0, p)
         if case.size == 0:
             raise _refuse(f"condition {name!r} has no trials with an outcome; run it or leave it out of `conditions`")
         codes, inverse = np.unique(case, return_inverse=True)

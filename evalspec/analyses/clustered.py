@@ -10,12 +10,13 @@ clusters; CR0/CR1 (t on ``G − 1`` df) stay as options. The kernel is
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from evalspec.analyses.base import AnalysisParams, ConfidenceLevel
-from evalspec.analyses.contract import AnalysisKind, Caveat, ColumnNeed, Outcome, ResultModel
+from evalspec.analyses.contract import AnalysisKind, Caveat, ColumnNeed, Issue, Outcome, ResultModel, entries
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -127,5 +128,15 @@ def compute(ctx: Context, params: ClusteredMeanParams) -> Outcome:
     return Outcome(result=ClusteredMeanResult(score=params.score, candidates=out), caveats=caveats)
 
 
+def _needs_clusters(view: Any) -> Iterable[Issue]:
+    """Validate-time rule: the robust standard error needs the plan's clusters."""
+    if view.units.cluster is not None:
+        return
+    for i, _ in entries(view, "clustered_mean"):
+        yield Issue(("analyses", i, "kind"), "clustered_mean needs units.cluster (the clusters of the robust SE)",
+                    "declare units.cluster")
+
+
 KIND = AnalysisKind(name="clustered_mean", params=ClusteredMeanParams, result=ClusteredMeanResult, compute=compute,
-                    title="Mean score with clustered standard errors", columns=columns, order=70)
+                    title="Mean score with clustered standard errors", columns=columns, order=70,
+                    rules=((("units", "analyses*"), _needs_clusters),))

@@ -171,6 +171,20 @@ class AnalysisContext:
         assert self.cluster_ids is not None
         return str(self.cluster_ids[code])
 
+    def attempts(self) -> Repeats:
+        """The attempt rows with the plan's missing-outcome policy applied
+        (:func:`evalspec.attempts.apply_missing_policy`): under ``exclude`` the rows without an
+        outcome are left out, under ``count_as_fail`` they are there as failures (0.0). A kind
+        that reads attempts uses this, never ``repeats.passed`` with its own policy."""
+        from evalspec.attempts import apply_missing_policy
+
+        r = self.repeats
+        keep, passed = apply_missing_policy(r.passed, self.missing_policy)
+        if keep.all():
+            return Repeats(cand=r.cand, case=r.case, repeat=r.repeat, passed=passed, score=r.score, columns=r.columns)
+        return Repeats(cand=r.cand[keep], case=r.case[keep], repeat=r.repeat[keep], passed=passed[keep],
+                       score=r.score[keep], columns={k: v[keep] for k, v in r.columns.items()})
+
     def codes(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(codes, uniques)`` of a column in first-seen order, code -1 where missing
         (:func:`evalspec.results.table.factorize`: each distinct value is then read once)."""

@@ -26,7 +26,8 @@ the pipeline runs every kind the same way and names none of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -41,6 +42,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "AnalysisKind",
     "AnalysisRefused",
+    "Issue",
+    "PlanRule",
+    "did_you_mean",
+    "entries",
     "CaseValues",
     "Context",
     "Pair",
@@ -199,6 +204,49 @@ class ColumnNeed:
     level: Literal["case", "row"] = "case"
 
 
+_NO_VALUE = object()
+
+
+@dataclass(frozen=True)
+class Issue:
+    """A problem a plan rule finds at ``path`` (a tuple of keys and indices, e.g. ``("analyses", 2, "method")``).
+
+    ``evalspec validate`` prints it at the line of that key; ``hint`` says what to do;
+    ``got`` is the offending value (when there is one).
+    """
+
+    path: tuple[str | int, ...]
+    message: str
+    hint: str | None = None
+    got: Any = _NO_VALUE
+
+    @property
+    def has_got(self) -> bool:
+        return self.got is not _NO_VALUE
+
+
+#: A validate-time rule: ``(top-level plan sections it reads, rule)``; ``rule(view)`` yields
+#: :class:`Issue` objects. ``view`` holds the plan's sections that validated (``view.decision``,
+#: ``view.units``, ...) and ``view.analyses``, ``(index, params)`` pairs; ``"analyses*"`` in the
+#: sections runs the rule on the entries that validated even when another entry is broken,
+#: ``"analyses"`` only on a complete, valid list. ``view.offers_primary(params)`` says whether an
+#: entry gives the decision its fixed-sample primary interval. See :mod:`evalspec.plan.rules`.
+PlanRule = tuple[tuple[str, ...], Callable[[Any], Iterable[Issue]]]
+
+
+def entries(view: Any, kind: str) -> Iterator[tuple[int, Any]]:
+    """``(index, params)`` of the plan's analyses of ``kind`` (for a kind's rules)."""
+    return ((i, a) for i, a in view.analyses if a.kind == kind)
+
+
+def did_you_mean(value: Any, options: Iterable[str]) -> str | None:
+    """``"did you mean 'x'?"`` for the closest of ``options``, or None."""
+    if not isinstance(value, str):
+        return None
+    close = difflib.get_close_matches(value, list(options), n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else None
+
+
 class AnalysisRefused(Exception):
     """The data cannot support an analysis the plan asks for (e.g. no case run by both candidates).
 
@@ -220,7 +268,8 @@ class Repeats:
     ``ctx.case_ids``), ``repeat`` the repeat number as read, ``passed`` the row's outcome in
     [0, 1] (NaN where it is missing: the plan's ``missing`` policy is *not* applied here),
     ``score`` the ``score`` column (``passed`` where there is none), ``columns`` the row-level
-    columns a kind asked for with ``ColumnNeed(level="row")``.
+    columns a kind asked for with ``ColumnNeed(level="row")``. ``ctx.repeats`` holds every row;
+    ``ctx.attempts()`` the rows with the plan's missing-outcome policy applied (use it).
     """
 
     cand: np.ndarray
@@ -325,6 +374,7 @@ class Context(Protocol):
     def pair(self, first: str, second: str, mask: np.ndarray | None = None) -> Pair: ...
     def cluster_label(self, code: int) -> str: ...
     def codes(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    def attempts(self) -> Repeats: ...
 
 
 @dataclass(frozen=True)
@@ -337,8 +387,19 @@ class AnalysisKind:
     compute: Callable[[Context, Any], Outcome]
     title: str
     columns: Callable[[Any, Any], list[ColumnNeed]] | None = None
-    #: Report order: lower first. Page-1 material comes from offers and caveats, not from here.
+    #: Report order: lower first (proportion 10, paired_difference 20, sequential_difference and
+    #: judge_corrected 25, critical_failures and ranking 30, slices 50, run_variation 60,
+    #: beta_binomial 65, clustered_mean 70, background_temperature 80; the default 100 puts a
+    #: kind last). Page-1 material comes from offers and caveats, not from here.
     order: int = 100
+    #: Validate-time rules of this kind (``evalspec validate`` runs them with the plan's own rules,
+    #: each error at its line); :data:`PlanRule`.
+    rules: tuple[PlanRule, ...] = ()
+    #: Rules whose findings are warnings (the plan stays valid).
+    warnings: tuple[PlanRule, ...] = ()
+    #: An anytime-valid (sequential) kind: its interval replaces the fixed-sample primary one and
+    #: adjusts for the planned looks (so its ``primary: true`` is not a second primary comparison).
+    sequential: bool = False
 
     @property
     def template(self) -> str:

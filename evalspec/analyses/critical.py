@@ -41,6 +41,7 @@ Flags
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -51,9 +52,11 @@ from evalspec.analyses.contract import (
     Caveat,
     ColumnNeed,
     CriticalStatus,
+    Issue,
     Offers,
     Outcome,
     ResultModel,
+    entries,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -187,10 +190,8 @@ def compute(ctx: Context, params: CriticalFailuresParams) -> Outcome:
     from evalspec.stats.power import zero_failure_cases
 
     crit = critical_mask(ctx, params.flag)
-    reps = ctx.repeats
-    passed = reps.passed
-    usable = ~np.isnan(passed) if ctx.missing_policy == "exclude" else np.ones(passed.shape, dtype=bool)
-    failed_attempt = usable & ~(np.nan_to_num(passed, nan=0.0) >= 1.0)
+    reps = ctx.attempts()  # the plan's missing-outcome policy applied
+    failed_attempt = ~(reps.passed >= 1.0)
     adopting_name = ctx.primary[0] if ctx.primary is not None else None
     entries: dict[str, CriticalEntry] = {}
     statuses: list[CriticalStatus] = []
@@ -198,7 +199,7 @@ def compute(ctx: Context, params: CriticalFailuresParams) -> Outcome:
     n_cases = len(ctx.case_ids)
     for name in ctx.chosen(params):
         j = ctx.index(name)
-        rows = (reps.cand == j) & usable & crit[reps.case]
+        rows = (reps.cand == j) & crit[reps.case]
         tried = np.zeros(n_cases, dtype=bool)
         tried[reps.case[rows]] = True
         fails_per_case = np.bincount(reps.case[rows & failed_attempt], minlength=n_cases)
@@ -271,5 +272,13 @@ def columns(params: CriticalFailuresParams, plan: Any) -> list[ColumnNeed]:
     return [ColumnNeed(column=col, key="flag")]
 
 
+def _limit_is_checked(view: Any) -> Iterable[Issue]:
+    """Validate-time rule: a critical-failure limit in the decision needs this analysis."""
+    if view.decision.critical_failures is not None and not any(entries(view, "critical_failures")):
+        yield Issue(("decision", "critical_failures"), "a critical-failure limit needs a critical_failures analysis",
+                    "add `- kind: critical_failures` under analyses")
+
+
 KIND = AnalysisKind(name="critical_failures", params=CriticalFailuresParams, result=CriticalResult, compute=compute,
-                    title="Critical failures", columns=columns, order=30)
+                    title="Critical failures", columns=columns, order=30,
+                    rules=((("decision", "analyses"), _limit_is_checked),))

@@ -40,6 +40,7 @@ cluster method can estimate a variance from zero disagreements.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -49,11 +50,13 @@ from evalspec.analyses.contract import (
     AnalysisKind,
     Caveat,
     ColumnNeed,
+    Issue,
     Offers,
     Outcome,
     PrimaryInterval,
     ResultModel,
     SeedUse,
+    entries,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -537,5 +540,39 @@ def columns(params: PairedDifferenceParams, plan: Any) -> list[ColumnNeed]:
     return []
 
 
+# -- validate-time rules (run by evalspec.plan.rules with the plan's own) ---------------------------
+
+
+def _two_sides(view: Any) -> Iterable[Issue]:
+    """A paired_difference always compares two candidates (a primary one is checked by the plan's rule)."""
+    for i, a in entries(view, "paired_difference"):
+        if view.offers_primary(a):
+            continue
+        if len(view.candidates) < 2:
+            yield Issue(("analyses", i, "kind"), f"{a.kind} needs at least two candidates",
+                        f"the plan declares only {', '.join(view.candidates)}")
+        elif a.compare is None and view.baseline is None:
+            yield Issue(("analyses", i), f"{a.kind} without `compare` needs a top-level `baseline`",
+                        "add `baseline: NAME` or `compare: [CANDIDATE, BASELINE]`")
+
+
+def _one_is_primary(view: Any) -> Iterable[Issue]:
+    paired = list(entries(view, "paired_difference"))
+    if paired and not any(view.offers_primary(a) for _, a in view.analyses):
+        yield Issue(("analyses", paired[0][0], "primary"), "no paired_difference is primary; the decision needs one",
+                    "set `primary: true` on the comparison that drives the verdict")
+
+
+def _cluster_methods_need_clusters(view: Any) -> Iterable[Issue]:
+    if view.units.cluster is not None:
+        return
+    for i, a in entries(view, "paired_difference"):
+        if a.method in ("cluster_bootstrap", "cluster_t"):
+            yield Issue(("analyses", i, "method"), f"{a.method} needs units.cluster (the resampling unit)",
+                        "declare units.cluster, or use method: auto", a.method)
+
+
 KIND = AnalysisKind(name="paired_difference", params=PairedDifferenceParams, result=PairedResult, compute=compute,
-                    title="Paired comparison", columns=columns, order=20)
+                    title="Paired comparison", columns=columns, order=20,
+                    rules=((("candidates", "baseline", "analyses*"), _two_sides), (("analyses",), _one_is_primary),
+                           (("units", "analyses*"), _cluster_methods_need_clusters)))

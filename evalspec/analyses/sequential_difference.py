@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import Field
@@ -42,11 +43,13 @@ from evalspec.analyses.contract import (
     AnalysisKind,
     Caveat,
     ColumnNeed,
+    Issue,
     Offers,
     Outcome,
     PrimaryInterval,
     ResultModel,
     SequentialStatus,
+    entries,
 )
 
 __all__ = ["KIND", "SequentialDifferenceParams", "SequentialDifferenceResult", "compute"]
@@ -401,6 +404,19 @@ def compute(ctx: Any, params: SequentialDifferenceParams) -> Outcome:
     return Outcome(result=result, caveats=caveats, seeds=[], offers=offers)
 
 
+def _order_preregistered(view: Any) -> Iterable[Issue]:
+    """A confidence sequence assumes random arrival; harnesses run cases in dataset order (issue 18, #2)."""
+    stop = view.stopping
+    if any(entries(view, "sequential_difference")) and getattr(stop, "order", None) is None:
+        yield Issue(("stopping",),
+                    "a sequential analysis is planned but no case order is preregistered: the confidence sequence "
+                    "assumes each new unit is a random draw, and cases run in dataset or timestamp order (by "
+                    "category, by difficulty) can make it claim a difference that is not there (the verdict then "
+                    "carries a caveat)",
+                    "run `evalspec order PLAN --cases CASES` and add the stopping.order it prints; have the harness "
+                    "run the cases in that order")
+
+
 KIND = AnalysisKind(
     name="sequential_difference",
     params=SequentialDifferenceParams,
@@ -409,4 +425,6 @@ KIND = AnalysisKind(
     title="Sequential monitoring of the paired difference",
     columns=columns,
     order=25,
+    warnings=((("stopping", "analyses"), _order_preregistered),),
+    sequential=True,
 )

@@ -36,6 +36,7 @@ Smallest group that can show a loss
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,10 +47,13 @@ from evalspec.analyses.contract import (
     Caveat,
     ColumnNeed,
     Finding,
+    Issue,
     Offers,
     Outcome,
     ResultModel,
     SeedUse,
+    did_you_mean,
+    entries,
 )
 from evalspec.analyses.paired import PairedCore, PairedMethod
 
@@ -389,5 +393,18 @@ def columns(params: SlicesParams, plan: Any) -> list[ColumnNeed]:
     return out
 
 
+def _declared(view: Any) -> Iterable[Issue]:
+    """Validate-time rule: the slices analysed are declared (or asked for as exploratory)."""
+    declared = [s.name for s in view.slices]
+    for i, a in entries(view, "slices"):
+        for j, name in enumerate(a.names or []):
+            if name not in declared:
+                hint = did_you_mean(name, declared) or "declare it under `slices`, or list its column under `exploratory`"
+                yield Issue(("analyses", i, "names", j), "not a declared slice", hint, name)
+        if not view.slices and not a.exploratory:
+            yield Issue(("analyses", i), "no slices are declared and none are requested as exploratory",
+                        "declare slices at the top level (confirmatory) or list columns under `exploratory`")
+
+
 KIND = AnalysisKind(name="slices", params=SlicesParams, result=SlicesResult, compute=compute, title="Slices",
-                    columns=columns, order=50)
+                    columns=columns, order=50, rules=((("slices", "analyses*"), _declared),))

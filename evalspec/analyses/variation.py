@@ -23,12 +23,13 @@ gives the cluster-robust (CR2) standard error of the mean case outcome over clus
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from evalspec.analyses.base import AnalysisParams
-from evalspec.analyses.contract import AnalysisKind, Caveat, Outcome, ResultModel
+from evalspec.analyses.contract import AnalysisKind, Caveat, Issue, Outcome, ResultModel, entries
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -123,15 +124,10 @@ def _entry(ctx: Context, name: str) -> tuple[RunVariationEntry, list[Caveat]]:
 
     from evalspec.stats import clustered_standard_error
 
-    reps = ctx.repeats
+    reps = ctx.attempts()  # the plan's missing-outcome policy applied
     rows = reps.cand == ctx.index(name)
     passed = reps.passed[rows]
     case = reps.case[rows]
-    if ctx.missing_policy == "exclude":
-        keep = ~np.isnan(passed)
-        passed, case = passed[keep], case[keep]
-    else:
-        passed = np.where(np.isnan(passed), 0.0, passed)
     dec = variance_decomposition(case, passed)
     n = dec["cases"]
     fields: dict[str, Any] = {
@@ -185,5 +181,15 @@ def compute(ctx: Context, params: RunVariationParams) -> Outcome:
     return Outcome(result=RunVariationResult(candidates=out), caveats=caveats)
 
 
+def _needs_repeats(view: Any) -> Iterable[Issue]:
+    """Validate-time rule: run-to-run variation needs repeated attempts."""
+    if view.attempts.repeats > 1:
+        return
+    for i, _ in entries(view, "run_variation"):
+        yield Issue(("analyses", i, "kind"), "run_variation needs repeated attempts, but attempts.repeats is 1",
+                    "plan attempts.repeats > 1, or drop this analysis")
+
+
 KIND = AnalysisKind(name="run_variation", params=RunVariationParams, result=RunVariationResult, compute=compute,
-                    title="Run-to-run variation", order=60)
+                    title="Run-to-run variation", order=60,
+                    rules=((("attempts", "analyses*"), _needs_repeats),))

@@ -25,6 +25,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from evalspec.analyses.params import PARAMS, known_kinds
 from evalspec.errors import Diagnostic
+from evalspec.analyses.contract import Issue
 from evalspec.plan import rules as _rules
 from evalspec.plan.positions import Path, PositionMap, excerpt, format_path
 
@@ -77,7 +78,7 @@ def diagnose(
         if err["type"] == "plan_rule":
             base, _ = _normalize(err["loc"], raw, "plan_rule")
             for issue in err["ctx"]["issues"]:
-                moved = _rules.Issue(base + tuple(issue.path), issue.message, issue.hint, issue.got)
+                moved = Issue(base + tuple(issue.path), issue.message, issue.hint, issue.got)
                 diags.append(issue_diagnostic(moved, positions, file, lines))
             continue
         path, key_error = _normalize(err["loc"], raw, err["type"])
@@ -124,7 +125,7 @@ def _many_missing(parent: Path, names: list[str], positions: PositionMap, file: 
                       excerpt=(excerpt(lines, line, col) or None) if line and col else None)
 
 
-def issue_diagnostic(issue: _rules.Issue, positions: PositionMap, file: str, lines: list[str]) -> Diagnostic:
+def issue_diagnostic(issue: Issue, positions: PositionMap, file: str, lines: list[str]) -> Diagnostic:
     """A diagnostic for a cross-field rule issue, at the value its path names."""
     found, pos, exact = positions.resolve(issue.path)
     line = col = None
@@ -440,7 +441,7 @@ def _item_adapter(tp: Any) -> TypeAdapter[Any]:
 
 
 
-def section_issues(model: type[BaseModel], raw: dict[str, Any], errors: Sequence[Any]) -> list[_rules.Issue]:
+def section_issues(model: type[BaseModel], raw: dict[str, Any], errors: Sequence[Any]) -> list[Issue]:
     """Rules within sections that pydantic skipped because another field of the section failed.
 
     For every mapping that encloses a field error, each of its model's
@@ -453,7 +454,7 @@ def section_issues(model: type[BaseModel], raw: dict[str, Any], errors: Sequence
         path, _ = _normalize(err["loc"], raw, err["type"])
         (ran.add(path) if err["type"] == "plan_rule" else broken.append(path))
     enclosing = {p[:n] for p in broken for n in range(1, len(p))}
-    issues: list[_rules.Issue] = []
+    issues: list[Issue] = []
     for section in sorted(enclosing - ran, key=lambda p: [str(x) for x in p]):
         cls = _model_at(model, section, raw)
         rules = getattr(cls, "__section_rules__", ()) if cls is not None else ()
@@ -465,7 +466,7 @@ def section_issues(model: type[BaseModel], raw: dict[str, Any], errors: Sequence
                 continue
             values = _fields_alone(cls, sub, fields)
             if values is not None:
-                issues += [_rules.Issue(section + tuple(i.path), i.message, i.hint, i.got)
+                issues += [Issue(section + tuple(i.path), i.message, i.hint, i.got)
                            for i in rule(SimpleNamespace(**values))]
     return issues
 

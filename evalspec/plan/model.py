@@ -26,6 +26,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from evalspec.analyses.registry import params_models
+from evalspec.analyses.contract import Issue
 from evalspec.plan import rules as _rules
 
 Identifier = Annotated[
@@ -41,14 +42,14 @@ Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 ConfidenceLevel = Annotated[float, Field(gt=0.0, lt=1.0, description="Confidence level in (0, 1).")]
 
 
-SectionRule = tuple[tuple[str, ...], Callable[[Any], Iterable[_rules.Issue]]]
+SectionRule = tuple[tuple[str, ...], Callable[[Any], Iterable[Issue]]]
 
 
 class _Strict(BaseModel):
     """Base of every plan model: unknown keys are errors; values are frozen and stripped.
 
     ``__section_rules__`` lists rules *within* one section as ``(fields read, rule)``;
-    ``rule(section)`` yields :class:`~evalspec.plan.rules.Issue` objects with paths
+    ``rule(section)`` yields :class:`~evalspec.analyses.contract.Issue` objects with paths
     relative to the section. They run after the fields validate, and the loader also
     runs them when an unrelated field of the section is broken (pydantic alone would
     then skip them), so every problem is reported at once.
@@ -65,8 +66,8 @@ class _Strict(BaseModel):
         return self
 
 
-def _rule_error(*issues: _rules.Issue) -> PydanticCustomError:
-    """A ``plan_rule`` error carrying one or more :class:`~evalspec.plan.rules.Issue`.
+def _rule_error(*issues: Issue) -> PydanticCustomError:
+    """A ``plan_rule`` error carrying one or more :class:`~evalspec.analyses.contract.Issue`.
 
     Paths in the issues are relative to the model that raises it; the loader turns
     each issue into its own located diagnostic (pydantic alone would keep one message).
@@ -92,58 +93,58 @@ def _drop_unset_additions(data: Any, names: tuple[str, ...]) -> Any:
 # -- rules within one section (see _Strict.__section_rules__) -------------------------------
 
 
-def _outcome_rules(o: Any) -> Iterator[_rules.Issue]:
+def _outcome_rules(o: Any) -> Iterator[Issue]:
     if o.type == "score" and o.pass_threshold is None:
-        yield _rules.Issue(("pass_threshold",), "a score outcome needs pass_threshold", "a score >= it passes")
+        yield Issue(("pass_threshold",), "a score outcome needs pass_threshold", "a score >= it passes")
     if o.type == "binary" and o.pass_threshold is not None:
-        yield _rules.Issue(("pass_threshold",), "pass_threshold applies only when type is 'score'")
+        yield Issue(("pass_threshold",), "pass_threshold applies only when type is 'score'")
 
 
-def _attempts_rules(a: Any) -> Iterator[_rules.Issue]:
+def _attempts_rules(a: Any) -> Iterator[Issue]:
     if a.rule == "majority_answer":
         for name in ("answer", "target"):
             if getattr(a, name) is None:
-                yield _rules.Issue((name,), f"rule majority_answer needs the {name} column",
+                yield Issue((name,), f"rule majority_answer needs the {name} column",
                                    "answer = the answer each attempt gave; target = the correct answer")
     else:
         for name in ("answer", "target"):
             if getattr(a, name) is not None:
-                yield _rules.Issue((name,), f"{name} applies only to rule majority_answer (rule is {a.rule!r})")
+                yield Issue((name,), f"{name} applies only to rule majority_answer (rule is {a.rule!r})")
     if a.rule in ("best_of_k", "pass_at_k", "pass_hat_k"):
         if a.k is None:
-            yield _rules.Issue(("k",), f"rule {a.rule} needs k", "k = how many of the first attempts count"
+            yield Issue(("k",), f"rule {a.rule} needs k", "k = how many of the first attempts count"
                                if a.rule == "best_of_k" else "k = the number of attempts the estimate is about")
         elif a.k > a.repeats:
-            yield _rules.Issue(("k",), f"k = {a.k} exceeds the planned repeats ({a.repeats})")
+            yield Issue(("k",), f"k = {a.k} exceeds the planned repeats ({a.repeats})")
     elif a.k is not None:
-        yield _rules.Issue(("k",), f"k applies only to rules best_of_k, pass_at_k and pass_hat_k (rule is {a.rule!r})")
+        yield Issue(("k",), f"k applies only to rules best_of_k, pass_at_k and pass_hat_k (rule is {a.rule!r})")
 
 
-def _data_rules(d: Any) -> Iterator[_rules.Issue]:
+def _data_rules(d: Any) -> Iterator[Issue]:
     if d.format in ("auto", "jsonl", "csv", "parquet"):
         logs = "tool logs (format inspect, lm_eval, promptfoo, openai_evals, helm or every_eval_ever)"
         if d.select is not None:
-            yield _rules.Issue(("select",), f"select applies to {logs}, not to format {d.format!r}",
+            yield Issue(("select",), f"select applies to {logs}, not to format {d.format!r}",
                                "remove it, or set data.format to the tool that wrote the logs")
         if d.candidate_from:
-            yield _rules.Issue(("candidate_from",), f"candidate_from applies to {logs}, not to format {d.format!r}",
+            yield Issue(("candidate_from",), f"candidate_from applies to {logs}, not to format {d.format!r}",
                                "remove it, or name the candidate column in data.columns.candidate")
         if d.allow_partial:
-            yield _rules.Issue(("allow_partial",), f"allow_partial applies to {logs}, not to format {d.format!r}",
+            yield Issue(("allow_partial",), f"allow_partial applies to {logs}, not to format {d.format!r}",
                                "remove it")
 
 
-def _decision_rules(d: Any) -> Iterator[_rules.Issue]:
+def _decision_rules(d: Any) -> Iterator[Issue]:
     if d.goal in ("non_inferiority", "equivalence") and d.margin is None:
-        yield _rules.Issue(("margin",), f"goal {d.goal} needs a margin", "a positive difference in pass rate, e.g. 0.02")
+        yield Issue(("margin",), f"goal {d.goal} needs a margin", "a positive difference in pass rate, e.g. 0.02")
 
 
-def _stopping_rules(st: Any) -> Iterator[_rules.Issue]:
+def _stopping_rules(st: Any) -> Iterator[Issue]:
     if st.rule == "fixed" and st.looks != 1:
-        yield _rules.Issue(("looks",), f"a fixed design has exactly one look (got {st.looks})",
+        yield Issue(("looks",), f"a fixed design has exactly one look (got {st.looks})",
                            "use rule: sequential for planned interim looks")
     if st.rule == "sequential" and st.looks < 2:
-        yield _rules.Issue(("looks",), "a sequential design plans at least 2 looks", "or use rule: fixed")
+        yield Issue(("looks",), "a sequential design plans at least 2 looks", "or use rule: fixed")
 
 
 class Dataset(_Strict):
@@ -523,7 +524,7 @@ class Plan(_Strict):
         """(candidate, baseline) of the primary comparison (the analysis with ``primary: true``), if any."""
         for a in self.analyses:
             a = cast(Any, a)
-            if getattr(a, "primary", False) and "compare" in type(a).model_fields and not a.kind.startswith("sequential"):
+            if _rules.offers_primary(a) and "compare" in type(a).model_fields:
                 if a.compare is not None:
                     return tuple(a.compare)  # type: ignore[return-value]
                 others = [c for c in self.candidates if c != self.baseline]

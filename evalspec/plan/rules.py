@@ -15,31 +15,14 @@ needs the complete, valid list (e.g. "some analysis checks critical failures").
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalspec.analyses.contract import Issue, did_you_mean
 from evalspec.plan.positions import Path, format_path
 
-__all__ = ["Issue", "PlanView", "RULES", "WARNINGS", "check", "rule", "warning", "warnings"]
-
-_NO_VALUE = object()
-
-
-@dataclass(frozen=True)
-class Issue:
-    """A cross-field problem at ``path`` (a tuple of keys and indices)."""
-
-    path: Path
-    message: str
-    hint: str | None = None
-    got: Any = _NO_VALUE
-
-    @property
-    def has_got(self) -> bool:
-        return self.got is not _NO_VALUE
-
+__all__ = ["PlanView", "RULES", "WARNINGS", "check", "is_sequential", "offers_primary", "rule", "warning", "warnings"]
 
 @dataclass
 class PlanView:
@@ -60,6 +43,10 @@ class PlanView:
             return self.__dict__["values"][name]
         except KeyError:
             raise AttributeError(name) from None
+
+    def offers_primary(self, a: Any) -> bool:
+        """Whether the analysis ``a`` gives the decision its fixed-sample primary interval (:func:`offers_primary`)."""
+        return offers_primary(a)
 
     def has(self, section: str) -> bool:
         if section == "analyses*":
@@ -104,30 +91,46 @@ def warning(*needs: str) -> Callable[[RuleFn], RuleFn]:
     return deco
 
 
+def _kind_rules(which: str) -> list[tuple[tuple[str, ...], RuleFn]]:
+    """The ``rules`` (or ``warnings``) every registered kind declares, in registry order."""
+    from evalspec.analyses.registry import kinds
+
+    return [r for kind in kinds().values() for r in getattr(kind, which)]
+
+
 def warnings(plan: Any) -> list[Issue]:
-    """Warnings about a valid plan (each located like an error), in rule order."""
+    """Warnings about a valid plan (each located like an error): the plan's, then each kind's."""
     view = PlanView.from_plan(plan)
-    return [issue for needs, fn in WARNINGS if all(view.has(n) for n in needs) for issue in fn(view)]
+    return [issue for needs, fn in [*WARNINGS, *_kind_rules("warnings")] if all(view.has(n) for n in needs)
+            for issue in fn(view)]
 
 
 def check(view: PlanView) -> list[Issue]:
-    """Run every rule whose sections are available; return all issues, in rule order."""
+    """Run every rule whose sections are available (the plan's, then each kind's); return all issues."""
     issues: list[Issue] = []
-    for needs, fn in RULES:
+    for needs, fn in [*RULES, *_kind_rules("rules")]:
         if all(view.has(n) for n in needs):
             issues.extend(fn(view))
     return issues
 
 
-def _did_you_mean(value: Any, options: Iterable[str]) -> str | None:
-    if not isinstance(value, str):
-        return None
-    close = difflib.get_close_matches(value, list(options), n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else None
+def offers_primary(a: Any) -> bool:
+    """Whether an analysis asks to give the decision its fixed-sample primary interval (``primary: true``).
+
+    Any kind with a ``primary`` parameter can (paired_difference, judge_corrected...); a
+    sequential kind's anytime-valid interval replaces the fixed-sample one instead (the decision
+    prefers it), so it is not counted here (``AnalysisKind.sequential``).
+    """
+    from evalspec.analyses.registry import KIND_MODULES, get_kind
+
+    return bool(getattr(a, "primary", False)) and not (a.kind in KIND_MODULES and get_kind(a.kind).sequential)
 
 
-def _of_kind(view: PlanView, kind: str) -> Iterator[tuple[int, Any]]:
-    return ((i, a) for i, a in view.analyses if a.kind == kind)
+def is_sequential(kind: str) -> bool:
+    """Whether ``kind`` is an anytime-valid (sequential) analysis kind."""
+    from evalspec.analyses.registry import KIND_MODULES, get_kind
+
+    return kind in KIND_MODULES and get_kind(kind).sequential
 
 
 # -- candidates and comparisons ---------------------------------------------------------------
@@ -138,7 +141,7 @@ def _baseline_is_candidate(view: PlanView) -> Iterable[Issue]:
     names = list(view.candidates)
     if view.baseline is not None and view.baseline not in view.candidates:
         yield Issue(("baseline",), f"must be one of the candidates: {', '.join(names)}",
-                    _did_you_mean(view.baseline, names), view.baseline)
+                    did_you_mean(view.baseline, names), view.baseline)
 
 
 @rule("candidates", "analyses*")
@@ -150,29 +153,20 @@ def _named_candidates_exist(view: PlanView) -> Iterable[Issue]:
             for j, who in enumerate(compare):
                 if who not in view.candidates:
                     yield Issue(("analyses", i, "compare", j), f"not a candidate; candidates are {', '.join(names)}",
-                                _did_you_mean(who, names), who)
+                                did_you_mean(who, names), who)
             if compare[0] == compare[1]:
                 yield Issue(("analyses", i, "compare"), "compares a candidate with itself",
                             "name the candidate first and the baseline second")
         for j, who in enumerate(getattr(a, "candidates", None) or []):
             if who not in view.candidates:
                 yield Issue(("analyses", i, "candidates", j), f"not a candidate; candidates are {', '.join(names)}",
-                            _did_you_mean(who, names), who)
-
-
-def _offers_primary(a: Any) -> bool:
-    """Whether an analysis asks to give the decision its fixed-sample primary interval (``primary: true``).
-
-    Any kind with a ``primary`` parameter can (paired_difference, judge_corrected...); a sequential
-    kind's anytime-valid interval replaces the fixed-sample one instead (the decision prefers it),
-    so it is not counted here.
-    """
-    return bool(getattr(a, "primary", False)) and not a.kind.startswith("sequential")
+                            did_you_mean(who, names), who)
 
 
 def _needs_a_pair(a: Any) -> bool:
-    """A comparison of two candidates: paired_difference always, any other kind with `compare` when primary."""
-    return a.kind == "paired_difference" or ("compare" in type(a).model_fields and _offers_primary(a))
+    """A primary comparison of two candidates (any kind with `compare`; a kind that always compares
+    checks its other entries itself, e.g. paired_difference)."""
+    return "compare" in type(a).model_fields and offers_primary(a)
 
 
 @rule("candidates", "baseline", "analyses*")
@@ -190,17 +184,13 @@ def _paired_has_two_sides(view: PlanView) -> Iterable[Issue]:
 
 @rule("analyses")
 def _one_primary(view: PlanView) -> Iterable[Issue]:
-    paired = list(_of_kind(view, "paired_difference"))
-    primaries = [(i, a) for i, a in view.analyses if _offers_primary(a)]
+    primaries = [(i, a) for i, a in view.analyses if offers_primary(a)]
     for i, a in primaries[1:]:
         first, other = primaries[0]
         what = a.kind if other.kind == a.kind else "analysis"
         where = f"analyses[{first}]" if other.kind == a.kind else f"analyses[{first}], {other.kind},"
         yield Issue(("analyses", i, "primary"), f"only one {what} may be primary ({where} already is)",
                     "set `primary: false` on the secondary comparisons")
-    if paired and not primaries:
-        yield Issue(("analyses", paired[0][0], "primary"), "no paired_difference is primary; the decision needs one",
-                    "set `primary: true` on the comparison that drives the verdict")
 
 
 # -- units, columns, attempts ---------------------------------------------------------------
@@ -233,28 +223,6 @@ def _repeats_need_a_repeat_column(view: PlanView) -> Iterable[Issue]:
                     "name the column that numbers the repeats of a case")
 
 
-@rule("units", "analyses*")
-def _cluster_methods_need_clusters(view: PlanView) -> Iterable[Issue]:
-    if view.units.cluster is not None:
-        return
-    for i, a in view.analyses:
-        if a.kind == "paired_difference" and a.method in ("cluster_bootstrap", "cluster_t"):
-            yield Issue(("analyses", i, "method"), f"{a.method} needs units.cluster (the resampling unit)",
-                        "declare units.cluster, or use method: auto", a.method)
-        if a.kind == "clustered_mean":
-            yield Issue(("analyses", i, "kind"), "clustered_mean needs units.cluster (the clusters of the robust SE)",
-                        "declare units.cluster")
-
-
-@rule("attempts", "analyses*")
-def _run_variation_needs_repeats(view: PlanView) -> Iterable[Issue]:
-    if view.attempts.repeats > 1:
-        return
-    for i, _ in _of_kind(view, "run_variation"):
-        yield Issue(("analyses", i, "kind"), "run_variation needs repeated attempts, but attempts.repeats is 1",
-                    "plan attempts.repeats > 1, or drop this analysis")
-
-
 # -- slices -----------------------------------------------------------------------------------
 
 
@@ -269,27 +237,7 @@ def _unique_slices(view: PlanView) -> Iterable[Issue]:
             seen[s.name] = j
 
 
-@rule("slices", "analyses*")
-def _sliced_analyses_are_declared(view: PlanView) -> Iterable[Issue]:
-    declared = [s.name for s in view.slices]
-    for i, a in _of_kind(view, "slices"):
-        for j, name in enumerate(a.names or []):
-            if name not in declared:
-                hint = _did_you_mean(name, declared) or "declare it under `slices`, or list its column under `exploratory`"
-                yield Issue(("analyses", i, "names", j), "not a declared slice", hint, name)
-        if not view.slices and not a.exploratory:
-            yield Issue(("analyses", i), "no slices are declared and none are requested as exploratory",
-                        "declare slices at the top level (confirmatory) or list columns under `exploratory`")
-
-
 # -- decision and stopping ------------------------------------------------------------------------
-
-
-@rule("decision", "analyses")
-def _critical_limit_is_checked(view: PlanView) -> Iterable[Issue]:
-    if view.decision.critical_failures is not None and not any(a.kind == "critical_failures" for _, a in view.analyses):
-        yield Issue(("decision", "critical_failures"), "a critical-failure limit needs a critical_failures analysis",
-                    "add `- kind: critical_failures` under analyses")
 
 
 @rule("decision", "stopping")
@@ -307,7 +255,7 @@ def _primary_at_the_decision_level(view: PlanView) -> Iterable[Issue]:
     level = view.decision.confidence_level
     for i, a in view.analyses:
         own = getattr(a, "confidence_level", None)
-        if _offers_primary(a) and own is not None and abs(float(own) - float(level)) > 1e-12:
+        if offers_primary(a) and own is not None and abs(float(own) - float(level)) > 1e-12:
             yield Issue(("analyses", i, "confidence_level"),
                         f"the primary comparison must use the decision's level ({level}): the verdict is stated at "
                         "that level, and another level here would change its error rate silently",
@@ -321,26 +269,12 @@ def _primary_at_the_decision_level(view: PlanView) -> Iterable[Issue]:
 @warning("stopping", "analyses")
 def _looks_without_sequential_method(view: PlanView) -> Iterable[Issue]:
     stop = view.stopping
-    sequential = any(a.kind.startswith("sequential") for _, a in view.analyses)
+    sequential = any(is_sequential(a.kind) for _, a in view.analyses)
     if stop.looks > 1 and not sequential:
         yield Issue(("stopping", "looks"),
                     f"{stop.looks} looks are planned but no sequential analysis adjusts the interval for them: the "
                     "stated error rate holds for one look only (the report says so beside the verdict)",
                     "add a sequential analysis (an anytime-valid interval), or plan one look", stop.looks)
-
-
-@warning("stopping", "analyses")
-def _sequential_without_preregistered_order(view: PlanView) -> Iterable[Issue]:
-    """A confidence sequence assumes random arrival; harnesses run cases in dataset order (issue 18, #2)."""
-    stop = view.stopping
-    if any(a.kind == "sequential_difference" for _, a in view.analyses) and getattr(stop, "order", None) is None:
-        yield Issue(("stopping",),
-                    "a sequential analysis is planned but no case order is preregistered: the confidence sequence "
-                    "assumes each new unit is a random draw, and cases run in dataset or timestamp order (by "
-                    "category, by difficulty) can make it claim a difference that is not there (the verdict then "
-                    "carries a caveat)",
-                    "run `evalspec order PLAN --cases CASES` and add the stopping.order it prints; have the harness "
-                    "run the cases in that order")
 
 
 @warning("power", "decision", "attempts", "units", "stopping")

@@ -42,7 +42,10 @@ from evalspec.report.render import render_html
 from evalspec.run import run_plan
 claim = json.loads(dumps(run_plan(tmp / "study" / "plan.yaml")))
 html = render_html(validate_claim(claim), with_plots=False)
-print(json.dumps({"claim": claim, "html": html}))
+from evalspec.plan import load_plan
+from evalspec.plan.rules import warnings
+warned = [i.message for i in warnings(load_plan(tmp / "study" / "plan.yaml").plan)]
+print(json.dumps({"claim": claim, "html": html, "warnings": warned}))
 """
 
 
@@ -62,7 +65,8 @@ def test_the_documented_toy_kind_runs_through_pipeline_and_report(tmp_path: Path
 
     proc = subprocess.run([sys.executable, "-c", DRIVER, str(tmp_path)], capture_output=True, text=True,
                           timeout=300, check=False, cwd=tmp_path,
-                          env={"SOURCE_DATE_EPOCH": "1796299200", "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"})
+                          env={"SOURCE_DATE_EPOCH": "1796299200", "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg",
+                               "PYTHONPATH": str(ROOT)})  # this checkout, not an installed copy
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     record = next(a for a in out["claim"]["analyses"] if a["kind"] == "pass_count")
@@ -70,6 +74,7 @@ def test_the_documented_toy_kind_runs_through_pipeline_and_report(tmp_path: Path
     assert record["result"] == {"passed": {"A": 82, "B": 78}, "cases": {"A": 100, "B": 100}}
     assert record["params"]["minimum_cases"] == 500
     assert [c["code"] for c in record["caveats"]] == ["few_cases", "few_cases"]
+    assert "exceeds stopping.max_units (400)" in out["warnings"]  # the kind's own validate-time rule
     html = out["html"]
     assert "Cases passed" in html and "A has only 100 cases." in html
     section = html.split(f'id="analysis-{record["index"]}"')[1].split("</section>")[0]
