@@ -16,6 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: Out of the default run (about 15 s of mypy each time); CI and `pytest -m "slow or lint"` run it.
+pytestmark = pytest.mark.lint
+
 
 def _tool(name: str) -> list[str]:
     beside = Path(sys.executable).with_name(name)

@@ -287,15 +287,16 @@ def compute(ctx: Any, params: BackgroundTemperatureParams) -> Outcome:
     caveats: list[Caveat] = []
     if est.indistinguishable:
         caveats.append(Caveat(code="tbg_indistinguishable", severity="note", message=est.summary))
-    for r in est.references:
-        if r.ks_min > 0.3:
+    for ref in est.references:
+        if ref.ks_min > 0.3:
             caveats.append(Caveat(code="tbg_poor_match", severity="note",
-                                  message=f"No temperature of {r.name} reproduces the system's spread of answers well "
-                                  f"(smallest KS distance {r.ks_min:.2f}); its T_hat is the closest, not a match."))
-        if r.t_hat == r.temperatures[-1] and not r.indistinguishable:
+                                  message=f"No temperature of {ref.name} reproduces the system's spread of answers "
+                                  f"well (smallest KS distance {ref.ks_min:.2f}); its T_hat is the closest, not a "
+                                  "match."))
+        if ref.t_hat == ref.temperatures[-1] and not ref.indistinguishable:
             caveats.append(Caveat(code="tbg_grid_edge", severity="note",
-                                  message=f"The estimate for {r.name} is at the top of its temperature grid "
-                                  f"({r.t_hat:g}); the background temperature may be higher."))
+                                  message=f"The estimate for {ref.name} is at the top of its temperature grid "
+                                  f"({ref.t_hat:g}); the background temperature may be higher."))
     if gap is not None and gap.within_spread:
         caveats.append(Caveat(code="gap_within_run_spread", severity="verdict", message=gap.sentence))
     result = BackgroundTemperatureResult(

@@ -437,12 +437,12 @@ def compute(ctx: Context, params: BetaBinomialParams) -> Outcome:
     for c in profile.contrasts:
         diffs = {}
         for p in PARAMETERS:
-            d = c.differences[p]
+            dif = c.differences[p]
             draws = profile.conditions[c.first].draws[p]
             other = profile.conditions[c.second].draws[p]
-            n = min(draws.size, other.size)
-            diffs[p] = DifferenceEntry(mean=d.mean, sd=d.sd, low=d.low, high=d.high, p_greater=d.p_greater,
-                                       excludes_zero=d.excludes_zero, density=_density(draws[:n] - other[:n]))
+            m = min(draws.size, other.size)
+            diffs[p] = DifferenceEntry(mean=dif.mean, sd=dif.sd, low=dif.low, high=dif.high, p_greater=dif.p_greater,
+                                       excludes_zero=dif.excludes_zero, density=_density(draws[:m] - other[:m]))
         cons.append(ContrastEntry(first=c.first, second=c.second, differences=diffs,
                                   bhattacharyya_coefficient=c.bhattacharyya_coefficient,
                                   bhattacharyya_distance=c.bhattacharyya_distance))

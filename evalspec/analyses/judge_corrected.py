@@ -297,10 +297,12 @@ def _errors(y: np.ndarray, f: np.ndarray, clusters: np.ndarray | None, level: fl
     if n == 0:
         return {}
     if clusters is not None and np.unique(clusters).size >= 2:
-        r = clustered_proportion_interval(wrong, clusters, confidence_level=level)
+        ci = clustered_proportion_interval(wrong, clusters, confidence_level=level)
+        low, high = ci.low, ci.high
     else:
-        r = proportion_interval(int(wrong.sum()), n, confidence_level=level)
-    return {"judge_error_rate": float(wrong.mean()), "error_low": float(r.low), "error_high": float(r.high),
+        pi = proportion_interval(int(wrong.sum()), n, confidence_level=level)
+        low, high = pi.low, pi.high
+    return {"judge_error_rate": float(wrong.mean()), "error_low": float(low), "error_high": float(high),
             "false_pass": int(((f == 1) & (y == 0)).sum()), "false_fail": int(((f == 0) & (y == 1)).sum())}
 
 

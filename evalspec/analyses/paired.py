@@ -288,7 +288,7 @@ def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str,
     n = int(pair.x.size)
     binary = ctx.outcomes.binary
     declared = pair.clusters is not None
-    clusters = pair.clusters if declared else np.arange(n)
+    clusters = pair.clusters if pair.clusters is not None else np.arange(n)
     n_units = int(np.unique(clusters).size)
     unit = "clusters" if declared else "cases"
     diff = pair.x - pair.y
@@ -338,24 +338,24 @@ def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str,
                                  f"{second}; at least {MIN_DISAGREEING_UNITS} are needed for a {unit[:-1]}-level "
                                  "interval to mean anything")
         if used == "cluster_bootstrap":
-            r = paired_cluster_bootstrap(pair.x, pair.y, clusters, resamples=resamples, confidence_level=level,
+            boot = paired_cluster_bootstrap(pair.x, pair.y, clusters, resamples=resamples, confidence_level=level,
                                          interval=bootstrap_interval, seed=seed)
-            if r.note:
-                notes.append(r.note)
+            if boot.note:
+                notes.append(boot.note)
             core = PairedCore(
-                **base, estimate=r.estimate, low=r.low, high=r.high,
-                method=f"{'cluster' if declared else 'case'}_bootstrap ({r.method})",
-                bootstrap=BootstrapInfo(resamples=r.resamples, seed=r.seed, interval=r.method,
-                                        requested_interval=r.requested_method, units=unit, n_units=r.n_clusters,
-                                        standard_error=r.standard_error), notes=notes)
+                **base, estimate=boot.estimate, low=boot.low, high=boot.high,
+                method=f"{'cluster' if declared else 'case'}_bootstrap ({boot.method})",
+                bootstrap=BootstrapInfo(resamples=boot.resamples, seed=boot.seed, interval=boot.method,
+                                        requested_interval=boot.requested_method, units=unit,
+                                        n_units=boot.n_clusters, standard_error=boot.standard_error), notes=notes)
         else:
             sizes = np.bincount(np.unique(clusters, return_inverse=True)[1]).astype(float)
             heavy = bool(method == "auto" and declared and correction == "CR2"
                          and sizes.std() / sizes.mean() > HEAVY_TAIL_SIZE_CV)
-            r = clustered_mean_interval(diff, clusters, confidence_level=level, correction=correction,
-                                        skew_corrected=heavy)
-            df = float(r.df)
-            low, high = max(-1.0, r.low), min(1.0, r.high)
+            ct = clustered_mean_interval(diff, clusters, confidence_level=level, correction=correction,
+                                         skew_corrected=heavy)
+            df = float(ct.df)
+            low, high = max(-1.0, ct.low), min(1.0, ct.high)
             if heavy:
                 cv = sizes.std() / sizes.mean()
                 notes.append(f"The cluster sizes are heavy-tailed (coefficient of variation {cv:.1f}, above "
@@ -363,11 +363,11 @@ def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str,
                              "(Hall's transformation, degrees of freedom of the clusters that carry the variance), "
                              "which can be asymmetric.")
             core = PairedCore(
-                **base, estimate=r.estimate, low=low, high=high,
+                **base, estimate=ct.estimate, low=low, high=high,
                 method=f"{'cluster' if declared else 'case'}_t ({correction}{', skewness-corrected' if heavy else ''}"
                 f", t on {df:.1f} df)",
-                cluster_t=ClusterTInfo(se=r.se, df=df, units=unit, n_units=r.n_clusters, correction=correction,
-                                       clipped=bool(r.low < -1.0 or r.high > 1.0)), notes=notes)
+                cluster_t=ClusterTInfo(se=ct.se, df=df, units=unit, n_units=ct.n_clusters, correction=correction,
+                                       clipped=bool(ct.low < -1.0 or ct.high > 1.0)), notes=notes)
         if not core.high - core.low > 1e-12:
             return uninformative(f"the {unit[:-1]}-level interval has zero width: the {unit} give no variation "
                                  "to estimate from (their net contributions cancel or are identical)",

@@ -148,8 +148,8 @@ def _timestamp_column(ctx: Any) -> Any:
     name = getattr(getattr(getattr(plan, "data", None), "columns", None), "timestamp", None)
     if not name:
         return None
-    reps = getattr(ctx, "repeats", None)
-    rows = (getattr(reps, "columns", None) or {}).get(name) if reps is not None else None
+    reps = ctx.repeats
+    rows = (reps.columns or {}).get(name)
     if rows is not None:
         first: dict[int, tuple[int, str]] = {}
         for case, value in zip(reps.case.tolist(), list(rows), strict=True):

@@ -248,9 +248,9 @@ class Decider:
         if cf is None:
             return []
         p = self.primary
-        by_name = {}
-        for s in self.critical:
-            by_name.setdefault(s.candidate, s)
+        by_name: dict[str, CriticalStatus] = {}
+        for status in self.critical:
+            by_name.setdefault(status.candidate, status)
         if p is not None:
             who = [p.candidate]
         else:
