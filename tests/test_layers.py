@@ -35,7 +35,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.analyses.base", "evalspec.analyses.contract",
         "evalspec.stats", "evalspec.stats._numeric", "evalspec.stats._results", "evalspec.stats._validation",
         "evalspec.stats.beta_binomial", "evalspec.stats.bootstrap", "evalspec.stats.clustered",
-        "evalspec.stats.clustered_mcnemar", "evalspec.stats.clustered_proportion", "evalspec.stats.distance",
+        "evalspec.stats.mcnemar_clustered", "evalspec.stats.clustered_proportion", "evalspec.stats.distance",
         "evalspec.stats.highest_density", "evalspec.stats.paired", "evalspec.stats.power", "evalspec.stats.proportion",
         "evalspec.stats.sequential", "evalspec.stats.agreement", "evalspec.stats.paired_exact", "evalspec.stats.ppi",
         "evalspec.stats.ranking",

@@ -43,7 +43,7 @@ _HOMES: dict[str, str] = {
     "clustered_mean_interval": "evalspec.stats.clustered",
     "clustered_standard_error": "evalspec.stats.clustered",
     "CORRECTIONS": "evalspec.stats.clustered",
-    "clustered_mcnemar": "evalspec.stats.clustered_mcnemar",
+    "clustered_mcnemar": "evalspec.stats.mcnemar_clustered",
     "clustered_failure_upper_bound": "evalspec.stats.clustered_proportion",
     "clustered_proportion_interval": "evalspec.stats.clustered_proportion",
     "CLUSTERED_PROPORTION_METHODS": "evalspec.stats.clustered_proportion",
@@ -161,7 +161,7 @@ if TYPE_CHECKING:  # pragma: no cover - what the names are, for type checkers
         clustered_mean_interval,
         clustered_standard_error,
     )
-    from evalspec.stats.clustered_mcnemar import (
+    from evalspec.stats.mcnemar_clustered import (
         clustered_mcnemar,
     )
     from evalspec.stats.clustered_proportion import (
