@@ -148,9 +148,9 @@ def _timestamp_column(ctx: Any) -> Any:
     name = getattr(getattr(getattr(plan, "data", None), "columns", None), "timestamp", None)
     if not name:
         return None
-    reps = ctx.repeats
-    rows = (reps.columns or {}).get(name)
-    if rows is not None:
+    reps = getattr(ctx, "repeats", None)  # a context without attempt rows (a test's) has case columns only
+    rows = (reps.columns or {}).get(name) if reps is not None else None
+    if reps is not None and rows is not None:
         first: dict[int, tuple[int, str]] = {}
         for case, value in zip(reps.case.tolist(), list(rows), strict=True):
             key = _sort_key(value)
