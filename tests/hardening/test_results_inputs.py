@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import json
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hardening_helpers import SCORE, Space, base_rows, first_line, plan_text
 
@@ -125,3 +129,25 @@ def test_a_control_character_in_a_value_cannot_split_a_message(space: Space) -> 
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and "0\\x0d0" in lines[0], lines
+
+
+_LONE = st.sampled_from(["\ud800", "\udfff", "a\udc80b", "\ud83d"])  # lone UTF-16 halves, as JSON's \\uXXXX allows
+
+
+@settings(max_examples=12, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(value=_LONE, column=st.sampled_from(["doc", "case_id", "model_version"]), row=st.integers(0, 15))
+def test_lone_surrogates_in_ids_and_labels_never_crash(space: Space, value: str, column: str, row: int) -> None:
+    """Issue 22: a lone surrogate in a cluster id, a case id or a version is refused at its line or read
+    and written as valid UTF-8 (a claim that cannot be encoded used to end in exit 70)."""
+    rows = base_rows()
+    rows[row % len(rows)][column] = value
+    raw = "".join(json.dumps(r) + "\n" for r in rows)  # ensure_ascii: the surrogate travels as \\udXXX
+    space.write(raw=raw.encode("ascii"))
+    result = space.cli("run", "plan.yaml", "--no-report")
+    assert result.exit_code in (0, 2), result.output
+    if result.exit_code == 0:
+        text = (space.path / "out" / "claim.json").read_bytes().decode("utf-8")  # strict UTF-8
+        json.loads(text)
+    else:
+        assert first_line(result).startswith("results.jsonl"), first_line(result)
