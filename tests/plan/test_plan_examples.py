@@ -48,7 +48,7 @@ def test_example_passes_the_json_schema(path: Path) -> None:
     jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(data)
 
 
-def test_policy_migration_fixes_what_seed_000_asks() -> None:
+def test_policy_migration_has_what_the_honest_uncertainty_guide_asks() -> None:
     """The policy-migration example (the guide's worked example): A vs baseline B, clustered by policy document, critical limit, slice, limits."""
     plan = load_plan(ROOT / "examples" / "policy-migration" / "plan.yaml").plan
     assert set(plan.candidates) == {"A", "B"} and plan.baseline == "B"
@@ -61,7 +61,8 @@ def test_policy_migration_fixes_what_seed_000_asks() -> None:
     assert plan.primary_comparison() == ("A", "B")
 
 
-def test_repeated_trials_fixes_what_seed_002_asks() -> None:
+def test_repeated_trials_has_what_the_bayesian_lens_paper_asks() -> None:
+    """The repeated-trials example ('Characterizing LLM performance via a Bayesian lens'): 100 trials, mean rule."""
     plan = load_plan(ROOT / "examples" / "repeated-trials" / "plan.yaml").plan
     assert plan.attempts.repeats == 100 and plan.attempts.rule == "mean"
     assert list(plan.candidates) == ["exact", "rephrased"] and plan.baseline == "exact"

@@ -56,7 +56,7 @@ def test_proportion_wilson() -> None:
     assert res["candidates"]["B"]["successes"] == 1
 
 
-def test_proportion_seed_000_worked_example() -> None:
+def test_proportion_reproduces_the_guides_worked_example() -> None:
     ctx = ctx_two([1] * 82 + [0] * 18, [1] * 78 + [0] * 22)
     a = get("proportion")(ctx, ProportionParams(kind="proportion"))["candidates"]["A"]
     assert round(a["low"], 3) == 0.733 and round(a["high"], 3) == 0.883

@@ -76,7 +76,7 @@ def test_two_runs_give_identical_bytes(claims: dict, name: str) -> None:
     assert again == first
 
 
-def test_seed_000_reproduced(claims: dict) -> None:
+def test_policy_migration_reproduces_the_guides_worked_example(claims: dict) -> None:
     claim, _, _ = claims["policy-migration"]
     kinds = {a["kind"]: a["result"] for a in claim["analyses"]}
     a = kinds["proportion"]["candidates"]["A"]

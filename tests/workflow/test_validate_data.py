@@ -187,7 +187,7 @@ def _table(path: Path, seed: int, start: str = "2026-11-01T10:00:00Z") -> None:
 
 
 def test_a_pilot_whose_model_version_changes_is_refused_at_its_rows(tmp_path: Path) -> None:
-    """Seed 000: do not pool runs across a model update without identifying the versions."""
+    """The guide 'Repeat AI evaluations and report uncertainty honestly': do not pool runs across a model update without identifying the versions."""
     from workflow_helpers import table_plan, write_table
 
     (tmp_path / "plan.yaml").write_text(table_plan(), encoding="utf-8")
