@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["EXPLORATORY", "PROCESS_CHECKS", "Finding", "ProcessFacts", "attach_process", "claimed_plan",
+__all__ = ["EXPLORATORY", "PROCESS_CHECKS", "Finding", "ProcessFacts", "attach_process", "claimed_plan", "parse_time",
            "facts_for_run", "process_line", "process_record"]
 
 Status = Literal["pass", "fail", "warning"]
@@ -107,7 +107,8 @@ def _mapped_column(facts: ProcessFacts, role: str) -> bool:
     return bool(columns.get(role)) or not columns  # without the plan's columns, do not blame the plan
 
 
-def _parse_time(text: Any) -> _dt.datetime | None:
+def parse_time(text: Any) -> _dt.datetime | None:
+    """An ISO 8601 time as recorded in claims, locks and ledgers (UTC when it has no zone); None when unreadable."""
     if not isinstance(text, str) or not text:
         return None
     try:
@@ -189,14 +190,14 @@ def locked_before_results(facts: ProcessFacts) -> Finding:
     """The lock (and, where git is known, the plan's first commit) predates the first result."""
     title = "Plan fixed before the first result"
     dates = _cov(facts).get("run_dates") or {}
-    first = _parse_time(dates.get("first")) if isinstance(dates, dict) else None
+    first = parse_time(dates.get("first")) if isinstance(dates, dict) else None
     lock = facts.lock
     if lock is None:
         return _r("locked_before_results", title, "fail",
                   "The plan has no lock, so nothing shows it was fixed before the results.",
                   short="the plan was never locked")
     existing, looked = _existing_data(facts)
-    locked = _parse_time(lock.locked_at)
+    locked = parse_time(lock.locked_at)
     if looked and first is None:  # no run times to date the results: the lock's own record is the evidence
         # a warning, not a failure: the lock's declaration is what the disk held when it was written, which
         # cannot tell "collected first and looked at" from "copied in place, unseen"; run times can
@@ -206,7 +207,7 @@ def locked_before_results(facts: ProcessFacts) -> Finding:
                   "first: nothing shows this plan was fixed before these results.",
                   existing + [f"analysed and present at lock: {p}" for p in looked[:10]],
                   short="the results analysed already existed when the plan was locked")
-    lock_times = [locked] + [_parse_time(h.get("locked_at")) for h in lock.history if isinstance(h, dict)]
+    lock_times = [locked] + [parse_time(h.get("locked_at")) for h in lock.history if isinstance(h, dict)]
     first_lock = min((t for t in lock_times if t is not None), default=None)
     early = _looks_before_lock(facts, first_lock)
     if early:
@@ -231,7 +232,7 @@ def locked_before_results(facts: ProcessFacts) -> Finding:
             evidence.append("an earlier version was locked before the results and then replaced with --force")
     if facts.git_first_commit is not None:
         evidence.append(f"plan first committed {facts.git_first_commit}")
-        committed = _parse_time(facts.git_first_commit)
+        committed = parse_time(facts.git_first_commit)
         if committed is not None and committed > first:
             problems.append("the plan was first committed to git after the first result")
     elif facts.git_tracked is False:
@@ -292,7 +293,7 @@ def _looks_before_lock(facts: ProcessFacts, first_lock: _dt.datetime | None) -> 
     if found is None:
         return out
     for e in found[0]:
-        t = _parse_time(e.get("time"))
+        t = parse_time(e.get("time"))
         if e.get("lock_hash") is None:
             out.append(f"ledger entry {e.seq} ({e.get('time')}): the data was looked at while the plan had no lock")
         elif t is not None and first_lock is not None and t < first_lock:

@@ -46,6 +46,7 @@ __all__ = [
     "PlanRule",
     "did_you_mean",
     "entries",
+    "pair_issues",
     "CaseValues",
     "Context",
     "Pair",
@@ -237,6 +238,20 @@ PlanRule = tuple[tuple[str, ...], Callable[[Any], Iterable[Issue]]]
 def entries(view: Any, kind: str) -> Iterator[tuple[int, Any]]:
     """``(index, params)`` of the plan's analyses of ``kind`` (for a kind's rules)."""
     return ((i, a) for i, a in view.analyses if a.kind == kind)
+
+
+def pair_issues(view: Any, i: int, a: Any) -> Iterator[Issue]:
+    """What keeps analysis ``i`` (``a``, a kind with ``compare``) from having two sides to compare.
+
+    One wording for every kind that compares two candidates: the plan's rule for a primary
+    comparison and paired_difference's own rule for its other entries both use it.
+    """
+    if len(view.candidates) < 2:
+        yield Issue(("analyses", i, "kind"), f"{a.kind} needs at least two candidates",
+                    f"the plan declares only {', '.join(view.candidates)}")
+    elif a.compare is None and view.baseline is None:
+        yield Issue(("analyses", i), f"{a.kind} without `compare` needs a top-level `baseline`",
+                    "add `baseline: NAME` or `compare: [CANDIDATE, BASELINE]`")
 
 
 def did_you_mean(value: Any, options: Iterable[str]) -> str | None:

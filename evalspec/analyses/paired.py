@@ -57,6 +57,7 @@ from evalspec.analyses.contract import (
     ResultModel,
     SeedUse,
     entries,
+    pair_issues,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -546,14 +547,8 @@ def columns(params: PairedDifferenceParams, plan: Any) -> list[ColumnNeed]:
 def _two_sides(view: Any) -> Iterable[Issue]:
     """A paired_difference always compares two candidates (a primary one is checked by the plan's rule)."""
     for i, a in entries(view, "paired_difference"):
-        if view.offers_primary(a):
-            continue
-        if len(view.candidates) < 2:
-            yield Issue(("analyses", i, "kind"), f"{a.kind} needs at least two candidates",
-                        f"the plan declares only {', '.join(view.candidates)}")
-        elif a.compare is None and view.baseline is None:
-            yield Issue(("analyses", i), f"{a.kind} without `compare` needs a top-level `baseline`",
-                        "add `baseline: NAME` or `compare: [CANDIDATE, BASELINE]`")
+        if not view.offers_primary(a):
+            yield from pair_issues(view, i, a)
 
 
 def _one_is_primary(view: Any) -> Iterable[Issue]:

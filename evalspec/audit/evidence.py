@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.audit.model import AuditInputs, CheckResult
+from evalspec.process import parse_time
 
 __all__ = ["GitView", "git_view", "lock_in_git", "ledger_in_git"]
 
@@ -78,7 +79,7 @@ class GitView:
         out = []
         for line in reversed(log.splitlines()):
             commit, _, when = line.partition(" ")
-            t = _time(when)
+            t = parse_time(when)
             size = (self.run("cat-file", "-s", f"{commit}:{rel}") or "").strip()
             if t is None or not size.isdigit() or int(size) > MAX_VERSION_BYTES:
                 continue  # deleted in that commit, or too big to be evalspec's
@@ -90,17 +91,7 @@ class GitView:
     def commit_time(self, commit: str) -> _dt.datetime | None:
         if not isinstance(commit, str) or not commit or not all(c in "0123456789abcdef" for c in commit.lower()):
             return None
-        return _time((self.run("show", "-s", "--format=%cI", commit + "^{commit}") or "").strip())
-
-
-def _time(text: Any) -> _dt.datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        t = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo is not None else t.replace(tzinfo=_dt.timezone.utc)
+        return parse_time((self.run("show", "-s", "--format=%cI", commit + "^{commit}") or "").strip())
 
 
 def git_view(plan_path: Path | None) -> GitView | None:
@@ -121,7 +112,7 @@ def _r(id_: str, title: str, status: str, sentence: str, evidence: list[str] | N
 
 def _first_result(inputs: AuditInputs) -> _dt.datetime | None:
     dates = (inputs.claim.get("coverage") or {}).get("run_dates")
-    return _time(dates.get("first")) if isinstance(dates, dict) else None
+    return parse_time(dates.get("first")) if isinstance(dates, dict) else None
 
 
 def _lock_fields(text: str) -> tuple[Any, Any, list[Any]] | None:
@@ -186,7 +177,7 @@ def lock_in_git(inputs: AuditInputs) -> CheckResult:
     # the first commit holding the lock as it is now (or, re-locked, its first version)
     first = next((v for h, at, v in seen if (h, at) == (lock.hash, lock.locked_at)), None)
     evidence.append(f"lock committed in {seen[0][2].commit[:12]} at {seen[0][2].time.isoformat()}")
-    locked = _time(lock.locked_at)
+    locked = parse_time(lock.locked_at)
     head = (lock.git or {}).get("commit") if isinstance(lock.git, dict) else None
     if head:
         head_time = view.commit_time(str(head))

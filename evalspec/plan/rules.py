@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalspec.analyses.contract import Issue, did_you_mean
+from evalspec.analyses.contract import Issue, did_you_mean, pair_issues
 from evalspec.plan.positions import Path, format_path
 
 __all__ = ["PlanView", "RULES", "WARNINGS", "check", "is_sequential", "offers_primary", "rule", "warning", "warnings"]
@@ -172,14 +172,8 @@ def _needs_a_pair(a: Any) -> bool:
 @rule("candidates", "baseline", "analyses*")
 def _paired_has_two_sides(view: PlanView) -> Iterable[Issue]:
     for i, a in view.analyses:
-        if not _needs_a_pair(a):
-            continue
-        if len(view.candidates) < 2:
-            yield Issue(("analyses", i, "kind"), f"{a.kind} needs at least two candidates",
-                        f"the plan declares only {', '.join(view.candidates)}")
-        elif a.compare is None and view.baseline is None:
-            yield Issue(("analyses", i), f"{a.kind} without `compare` needs a top-level `baseline`",
-                        "add `baseline: NAME` or `compare: [CANDIDATE, BASELINE]`")
+        if _needs_a_pair(a):
+            yield from pair_issues(view, i, a)
 
 
 @rule("analyses")

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from evalspec._files import special_kind
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_RESULTS_BYTES
 
@@ -106,18 +107,9 @@ def detect_format(path: Path, declared: str) -> str:
 
 # -- bytes ----------------------------------------------------------------------------------
 
-_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
-
-
-def regular_file_problem(mode: int) -> str | None:
-    """What a non-regular file is (``"a named pipe"``...), or None for a regular file."""
-    if stat.S_ISREG(mode):
-        return None
-    for test, name in _KINDS:
-        if test(mode):
-            return name
-    return "not a regular file"
+#: What a non-regular file is (``"a named pipe"``...), or None for a regular file: one definition for
+#: every file evalspec reads (:func:`evalspec._files.special_kind`).
+regular_file_problem = special_kind
 
 
 def _checked_stat(path: Path, limit: int, refuse: Any) -> os.stat_result:

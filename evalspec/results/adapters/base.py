@@ -31,7 +31,7 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.readers import RawFile
 
-__all__ = ["LogFile", "Options", "Rows", "WrongTool", "candidate_fields", "candidate_name", "as_dict", "bad_log", "guard", "sha256_of", "read_bytes", "load_json", "iso_time",
+__all__ = ["LogFile", "Options", "Rows", "WrongTool", "log_text", "candidate_fields", "candidate_name", "as_dict", "bad_log", "guard", "sha256_of", "read_bytes", "load_json", "iso_time",
            "scalar", "CORE_COLUMNS"]
 
 #: Columns an adapter writes itself; a log's own metadata key with one of these names is
@@ -197,6 +197,14 @@ MAX_DEPTH = 32
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+def log_text(data: bytes, display: str, what: str) -> str:
+    """A log's bytes as text (UTF-8, a leading byte-order mark dropped); a located error naming ``what`` otherwise."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise bad_log(display, f"is not UTF-8 text (byte {exc.start}); expected {what}") from None
+
+
 def load_json(data: bytes, display: str, what: str, line: int | None = None) -> Any:
     """Parse JSON text, a located error when it is not JSON or holds text that is not Unicode."""
     if data[:3] != b"\xef\xbb\xbf":
@@ -204,10 +212,7 @@ def load_json(data: bytes, display: str, what: str, line: int | None = None) -> 
             return _valid_text(json.loads(data), data, display, line)
         except (ValueError, RecursionError):
             pass  # the exact path below says what is wrong
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise bad_log(display, f"is not UTF-8 text (byte {exc.start}); expected {what}") from None
+    text = log_text(data, display, what)
     if not text.strip():
         raise bad_log(display, f"is empty; expected {what}")
     try:

@@ -30,7 +30,7 @@ from typing import Any
 
 from evalspec.results.adapters.base import (
     LogFile, Options, Rows, as_dict, bad_log, candidate_fields, candidate_name, compare_note, fields_shown, guard,
-    flatten_into, make_log_file, mean_or_none, number_or_none, read_bytes, sha256_of, valid_line,
+    flatten_into, log_text, make_log_file, mean_or_none, number_or_none, read_bytes, sha256_of, valid_line,
 )
 
 __all__ = ["read", "sniff", "sniff_line", "aggregate_documents", "datastore_path", "TOOL", "SCHEMA_VERSION"]
@@ -53,10 +53,7 @@ def sniff(doc: Any) -> bool:
 def read(path: Path, display: str, options: Options) -> list[LogFile]:
     data = read_bytes(path, display)
     digest = sha256_of(data)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise bad_log(display, f"is not UTF-8 text (byte {exc.start}); expected Every Eval Ever records") from None
+    text = log_text(data, display, "Every Eval Ever records")
     records: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -25,7 +25,7 @@ from typing import Any
 
 from evalspec.results.adapters.base import (
     LogFile, Options, Rows, as_dict, bad_log, candidate_fields, candidate_name, compare_note, fields_shown, guard,
-    iso_time, make_log_file, mean_or_none, number_or_none, read_bytes, sha256_of, valid_line,
+    iso_time, log_text, make_log_file, mean_or_none, number_or_none, read_bytes, sha256_of, valid_line,
 )
 
 __all__ = ["read", "sniff", "sniff_line", "TOOL"]
@@ -47,10 +47,7 @@ def sniff(doc: Any) -> bool:
 def read(path: Path, display: str, options: Options) -> list[LogFile]:
     data = read_bytes(path, display)
     digest = sha256_of(data)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise bad_log(display, f"is not UTF-8 text (byte {exc.start}); expected an openai/evals record log") from None
+    text = log_text(data, display, "an openai/evals record log")
     spec: dict[str, Any] | None = None
     report: dict[str, Any] | None = None
     events: list[tuple[int, dict[str, Any]]] = []
