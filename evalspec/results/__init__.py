@@ -143,7 +143,7 @@ def read_all(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[Ra
     else:
         if plan.data.format == "auto":
             _refuse_tool_logs_read_as_tables(paths, plan_path, plan_diagnostic)
-        partitions = _partitions(patterns, plan_path.parent)
+        partitions = _partitions(patterns, plan_path.parent, paths)
         raws = [lake.with_partitions(read_file(path, detect_format(path, plan.data.format), display=_display(path)),
                                      partitions.get(path, ()))
                 for path in paths]
@@ -151,18 +151,20 @@ def read_all(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[Ra
     return adapters.apply_plan(raws, plan)
 
 
-def _partitions(patterns: list[str], base: Path) -> dict[Path, tuple[tuple[str, str], ...]]:
-    """Hive partition values of the files below each folder the plan names (``model=A/...``)."""
-    from evalspec.results.lake import folder_tables, is_uri
+def _partitions(patterns: list[str], base: Path, paths: list[Path]) -> dict[Path, tuple[tuple[str, str], ...]]:
+    """Hive partition values (``model=A/...``) of the files found below each folder the plan names.
 
+    Read from each path relative to its folder: the folder was listed once, by :func:`resolve_paths`.
+    """
+    from evalspec.results.lake import is_uri, partition_values
+
+    folders = [base / p for p in patterns if not is_uri(p) and not any(ch in p for ch in "*?[") and (base / p).is_dir()]
     out: dict[Path, tuple[tuple[str, str], ...]] = {}
-    for pattern in patterns:
-        full = base / pattern
-        if is_uri(pattern) or any(ch in pattern for ch in "*?[") or not full.is_dir():
-            continue
-        for path, values in folder_tables(full):
-            if values:
+    for path in paths:
+        for folder in folders:
+            if folder in path.parents and (values := partition_values(os.path.relpath(path, folder))):
                 out[path] = values
+                break
     return out
 
 
