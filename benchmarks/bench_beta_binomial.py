@@ -128,7 +128,9 @@ def speed(args: argparse.Namespace) -> None:
 
 def load_nuts(path: str, data):
     """A NUTS profile rebuilt from saved (mu, log kappa) draws: derived quantities by the same code."""
-    from evalspec.stats.beta_binomial import BetaBinomialPrior, BetaBinomialProfile, _counts, _derive
+    from evalspec.stats.beta_binomial import BetaBinomialPrior, BetaBinomialProfile
+    from evalspec.stats.beta_binomial.counts import _counts
+    from evalspec.stats.beta_binomial.posterior import _derive
 
     saved = np.load(path)
     conds = {}

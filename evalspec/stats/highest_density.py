@@ -1,8 +1,10 @@
-"""Highest-density intervals of a Beta distribution, any unimodal scipy distribution, or samples.
+"""Highest-density intervals: of a Beta distribution, any unimodal scipy distribution, draws, or weighted atoms.
 
 The highest-density interval (HDI) with mass ``prob`` is the shortest interval holding that
 probability; for a unimodal density its ends have equal density. It is the credible interval
-reported for Bayesian pass rates (a Beta posterior) alongside the equal-tailed one.
+reported for Bayesian pass rates (a Beta posterior) alongside the equal-tailed one. This is
+the one home of the HDI: the Beta-Binomial engine's draws (:func:`hdi_rows`) and grid
+(:func:`weighted_hdi`) use the rules here.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from evalspec.stats._numeric import find_root
 from evalspec.stats._results import HDIResult
 from evalspec.stats._validation import InvalidArgument, _finite_array, _level
 
-__all__ = ["beta_hdi", "distribution_hdi", "hdi"]
+__all__ = ["beta_hdi", "distribution_hdi", "hdi", "hdi_rows", "weighted_hdi"]
 
 
 def _positive(name: str, value: Any) -> float:
@@ -166,15 +168,41 @@ def hdi(samples: ArrayLike, prob: float = 0.95) -> HDIResult:
     """
     arr = np.sort(_finite_array("samples", samples))
     prob = _level("prob", prob)
-    n = arr.size
-    k = max(1, min(n, math.ceil(prob * n - 1e-9)))
-    widths = arr[k - 1 :] - arr[: n - k + 1]
-    i = int(np.argmin(widths))
+    low, high = hdi_rows(arr, prob)
     return HDIResult(
         estimate=float(arr.mean()),
-        low=float(arr[i]),
-        high=float(arr[i + k - 1]),
+        low=float(low[0]),
+        high=float(high[0]),
         method="sample_hdi",
         confidence_level=prob,
-        n=int(n),
+        n=int(arr.size),
     )
+
+
+def hdi_rows(draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
+    """Highest-density interval of each row of ``draws``: the rule of :func:`hdi`, vectorised over rows.
+
+    The narrowest window of ``k = ceil(prob * n)`` sorted draws; ties go to the lowest.
+    """
+    arr = np.sort(np.atleast_2d(draws), axis=1)
+    n = arr.shape[1]
+    k = max(1, min(n, math.ceil(prob * n - 1e-9)))
+    widths = arr[:, k - 1:] - arr[:, : n - k + 1]
+    i = np.argmin(widths, axis=1)
+    rows = np.arange(arr.shape[0])
+    return arr[rows, i], arr[rows, i + k - 1]
+
+
+def weighted_hdi(values: np.ndarray, weights: np.ndarray, prob: float) -> tuple[float, float]:
+    """Shortest interval holding ``prob`` of the weight of weighted atoms (deterministic HDI)."""
+    order = np.argsort(values, kind="stable")
+    v = values[order]
+    cum = np.concatenate([[0.0], np.cumsum(weights[order])])
+    cum /= cum[-1]
+    # for each start i, the first end k with cum[k + 1] - cum[i] >= prob
+    ends = np.searchsorted(cum, cum[:-1] + prob - 1e-12, side="left") - 1
+    ok = ends < v.size
+    starts = np.flatnonzero(ok)
+    widths = v[ends[ok]] - v[starts]
+    best = int(np.argmin(widths))
+    return float(v[starts[best]]), float(v[ends[ok][best]])
