@@ -46,7 +46,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         # The background-temperature engine: a kernel (numpy, torch inside functions) of its own.
         "evalspec.tbg", "evalspec.tbg.backends", "evalspec.tbg.data", "evalspec.tbg.environment",
         "evalspec.tbg.estimate", "evalspec.tbg.metrics", "evalspec.tbg.models", "evalspec.tbg.prompts",
-        "evalspec.tbg.sampler", "evalspec.tbg.runner",
+        "evalspec.tbg.sampler", "evalspec.tbg.shards", "evalspec.tbg.runner",
     ),
     # 1. Kinds: the registry and one module per analysis kind (params, result, compute, rules). Every module
     #    named in KIND_MODULES (evalspec/analyses/registry.py) is placed here by its registry line.

@@ -84,7 +84,7 @@ def sample(model_spec: str, prompts_file: str, grid: str, samples: int, max_new_
     """Answer every prompt K times at every temperature with a reference model."""
     from evalspec.tbg.prompts import read_prompts
     from evalspec.tbg.runner import run_sampling
-    from evalspec.tbg.sampler import SampleSettings
+    from evalspec.tbg.shards import SampleSettings
 
     prompts = read_prompts(prompts_file)
     settings = SampleSettings(temperatures=tuple(parse_grid(grid)), samples=samples, max_new_tokens=max_new_tokens,

@@ -91,7 +91,8 @@ def run_with_ray(model_spec: str, prompts: Sequence[Any], settings: Any, pending
     @ray.remote
     def shard_task(shard: Any) -> tuple[Any, list[dict[str, Any]], dict[str, Any]]:
         from evalspec.tbg.models import load_model
-        from evalspec.tbg.sampler import deterministic_environment, encode_prompt, run_shard_local
+        from evalspec.tbg.sampler import deterministic_environment, encode_prompt
+        from evalspec.tbg.shards import run_shard_local
 
         deterministic_environment(settings.device, threads, deterministic)
         loaded = load_model(model_spec, device=settings.device, dtype=settings.dtype)

@@ -71,7 +71,7 @@ def _manifest(folder: Path) -> tuple[Path, dict[str, Any], list[float], list[str
     import math
 
     from evalspec._files import loads_json
-    from evalspec.tbg.sampler import FORMAT
+    from evalspec.tbg.shards import FORMAT
 
     mpath = folder / "manifest.json"
     if not mpath.is_file() and not mpath.exists():

@@ -3,8 +3,8 @@
 :func:`run_sampling` plans the shards, writes the manifest (or checks that a run already in
 the folder can be resumed), and runs every pending shard on this machine with the
 transformers backend, with vLLM, or as Ray tasks (:mod:`evalspec.tbg.backends`). The sampling
-kernel and the shard files are :mod:`evalspec.tbg.sampler`'s; this module composes them
-with the backends (which use the kernel, so the kernel cannot import them).
+kernel is :mod:`evalspec.tbg.sampler`, the shard files :mod:`evalspec.tbg.shards`; this module
+composes them with the backends (which use both, so neither can import them).
 """
 
 from __future__ import annotations
@@ -18,14 +18,13 @@ from typing import Any
 
 from evalspec.errors import InputError
 from evalspec.tbg.prompts import Prompt
-from evalspec.tbg.sampler import (
+from evalspec.tbg.sampler import deterministic_environment, encode_prompt
+from evalspec.tbg.shards import (
     RunStats,
     SampleSettings,
     ShardPlan,
-    check_resumable,
     build_manifest,
-    deterministic_environment,
-    encode_prompt,
+    check_resumable,
     plan_shards,
     run_shard_local,
     shard_done,

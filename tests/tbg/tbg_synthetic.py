@@ -54,7 +54,7 @@ def write_reference_folder(folder, table: dict[float, dict[str, list[tuple[int, 
     from pathlib import Path
 
     from evalspec.tbg.prompts import Prompt
-    from evalspec.tbg.sampler import SampleSettings, build_manifest, plan_shards, write_shard
+    from evalspec.tbg.shards import SampleSettings, build_manifest, plan_shards, write_shard
 
     folder = Path(folder)
     temps = sorted(table)

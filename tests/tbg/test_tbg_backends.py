@@ -10,7 +10,7 @@ import pytest
 
 from evalspec.tbg.prompts import Prompt
 from evalspec.tbg.runner import run_sampling
-from evalspec.tbg.sampler import SampleSettings
+from evalspec.tbg.shards import SampleSettings
 
 
 class _Out:
