@@ -100,7 +100,7 @@ def _rel(p: Path, base: Path) -> str:
 
 def _case_columns(tidy: Any, columns: list[str]) -> tuple[dict[str, np.ndarray], list[dict[str, str]]]:
     """First non-missing value of each column per case; inconsistent cases become a deviation."""
-    from evalspec.results.readers import CodedColumn
+    from evalspec.results.values import CodedColumn
     from evalspec.results.table import _factorize, _is_missing
 
     n_cases = len(tidy.case_ids)

@@ -19,8 +19,6 @@ LIMIT = 80
 
 #: "path:function" -> why it is longer for now. Measured 2026-12-01 (issue 23).
 ALLOWED: dict[str, str] = {
-    "evalspec/results/table.py:build_table": "not split yet: per-role functions (issue 23, left to hardening/logs)",
-    "evalspec/results/checks.py:check_results": "not split yet: one function per check (issue 23, left to hardening/logs)",
     "evalspec/results/adapters/promptfoo.py:_rows": "not split yet: the tool's row mapping (logs)",
     "evalspec/results/adapters/lm_eval.py:_rows": "not split yet: the tool's row mapping (logs)",
     "evalspec/results/adapters/inspect_ai.py:_rows": "not split yet: the tool's row mapping (logs)",

@@ -61,6 +61,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # 3. Data: results files and tool logs read and checked against the plan; the attempt rule.
     "data": (
         "evalspec.results", "evalspec.results.checks", "evalspec.results.hints", "evalspec.results.readers",
+        "evalspec.results.files", "evalspec.results.values", "evalspec.results.arrow", "evalspec.results.formats",
+        "evalspec.results.formats.jsonl", "evalspec.results.formats.csv", "evalspec.results.formats.parquet",
         "evalspec.results.table", "evalspec.results.adapters", "evalspec.results.adapters.base",
         "evalspec.results.adapters.inspect_ai", "evalspec.results.adapters.lm_eval",
         "evalspec.results.adapters.promptfoo", "evalspec.results.adapters.zip_members", "evalspec.results.lake", "evalspec.results.adapters.every_eval_ever",

@@ -25,7 +25,8 @@ from evalspec.errors import Diagnostic, InputError
 from evalspec.results.hints import no_rows_hint, unnumbered_repeats_hint
 from evalspec.results.table import Tidy, _factorize, located, missing_mask
 
-__all__ = ["Checked", "check_results"]
+__all__ = ["Checked", "check_results", "candidates_without_rows", "duplicate_attempts", "clusters_that_differ",
+           "version_changes", "missing_metadata", "planned_repeats", "missing_outcomes", "unpaired_cases"]
 
 
 @dataclass
@@ -45,106 +46,139 @@ def _fmt_counts(counts: dict[str, int]) -> str:
 
 
 def check_results(tidy: Tidy, plan: Any) -> Checked:
-    """Run every check of the results against ``plan``; raise on fatal findings."""
-    names = tidy.candidates
-    problems: list[Diagnostic] = []
+    """Run every check of the results against ``plan``; raise on fatal findings.
+
+    One function per check, in the order their findings are listed: the fatal ones first
+    (all raised together), then the planned repeats, the missing-outcome policy and pairing.
+    """
     out = Checked(tidy=tidy)
-    where_all = ", ".join(tidy.displays)
-
-    # every candidate has rows
-    counts = np.bincount(tidy.cand, minlength=len(names))
-    for j, name in enumerate(names):
-        if counts[j] == 0:
-            problems.append(Diagnostic(file=where_all, key=plan.data.columns.candidate,
-                                       message=f"candidate {name!r} has no rows in the results",
-                                       hint=no_rows_hint(tidy.displays)))
-
-    # duplicates of (candidate, case, repeat)
-    n_cases = len(tidy.case_ids)
     order = _order(tidy)
+    problems = (candidates_without_rows(tidy, plan) + duplicate_attempts(tidy, plan, order)
+                + clusters_that_differ(tidy, plan) + version_changes(tidy, plan, out) + missing_metadata(tidy, plan))
+    if problems:
+        raise InputError(f"the results fail {len(problems)} check(s)", problems)
+    tidy = planned_repeats(tidy, plan, order, out)
+    problems = missing_outcomes(tidy, plan, out)
+    if problems:
+        raise InputError("missing outcomes break the plan's missing-outcome policy", problems)
+    unpaired_cases(tidy, out)
+    out.tidy = tidy
+    return out
+
+
+def candidates_without_rows(tidy: Tidy, plan: Any) -> list[Diagnostic]:
+    """A candidate of the plan with no row in the results."""
+    names = tidy.candidates
+    counts = np.bincount(tidy.cand, minlength=len(names))
+    return [Diagnostic(file=", ".join(tidy.displays), key=plan.data.columns.candidate,
+                       message=f"candidate {name!r} has no rows in the results", hint=no_rows_hint(tidy.displays))
+            for j, name in enumerate(names) if counts[j] == 0]
+
+
+def duplicate_attempts(tidy: Tidy, plan: Any, order: np.ndarray) -> list[Diagnostic]:
+    """Rows repeating a (candidate, case, repeat) seen before; ``order`` is :func:`_order` of ``tidy``."""
     same = ((tidy.cand[order][1:] == tidy.cand[order][:-1]) & (tidy.case[order][1:] == tidy.case[order][:-1])
             & (tidy.repeat[order][1:] == tidy.repeat[order][:-1]))
     dup_pos = np.flatnonzero(same) + 1
-    if dup_pos.size:
-        rows = np.sort(order[dup_pos])
-        file0, line0 = tidy.where(int(order[dup_pos[0] - 1]))
-        problems += located(
-            tidy, rows, "row",
-            "duplicate (candidate, case, repeat): the same attempt appears twice "
-            f"(first copy at {file0}:{line0})",
-            hint=("remove the duplicate or number the repeats" if plan.data.columns.repeat in tidy.raw
-                  else unnumbered_repeats_hint(plan.data.columns.repeat)),
-        )
+    if not dup_pos.size:
+        return []
+    rows = np.sort(order[dup_pos])
+    file0, line0 = tidy.where(int(order[dup_pos[0] - 1]))
+    return located(
+        tidy, rows, "row",
+        "duplicate (candidate, case, repeat): the same attempt appears twice "
+        f"(first copy at {file0}:{line0})",
+        hint=("remove the duplicate or number the repeats" if plan.data.columns.repeat in tidy.raw
+              else unnumbered_repeats_hint(plan.data.columns.repeat)),
+    )
 
-    # a case's cluster is the same on every row
-    if tidy.cluster is not None:
-        first_cluster = np.full(n_cases, -1, dtype=np.int64)
-        o = np.argsort(tidy.case, kind="stable")
-        cases_sorted = tidy.case[o]
-        starts = np.r_[0, np.flatnonzero(cases_sorted[1:] != cases_sorted[:-1]) + 1]
-        first_cluster[cases_sorted[starts]] = tidy.cluster[o][starts]
-        bad = np.flatnonzero(tidy.cluster != first_cluster[tidy.case])
-        if bad.size:
-            cid = tidy.cluster_ids
-            i0 = int(bad[0])
-            case0 = tidy.case_ids[tidy.case[i0]]
-            problems += located(
-                tidy, bad, plan.units.cluster,
-                f"the case's cluster differs between rows (case {case0!r} is in cluster "
-                f"{cid[first_cluster[tidy.case[i0]]]!r} elsewhere)",
-                values=np.array([cid[c] for c in tidy.cluster], dtype=object) if tidy.n < 2_000_000 else None,
-                hint="a case belongs to one cluster for every candidate and repeat; fix the cluster column",
-            )
 
-    # model versions
-    if tidy.version is not None:
-        vcodes_all, vuniq_all = _factorize(tidy.version)  # once; per candidate only counts (labels: no missing)
-        for j, name in enumerate(names):
-            rows = np.flatnonzero(tidy.cand == j)
-            vc = vcodes_all[rows]
-            seen: dict[str, int] = {}
-            if (vc >= 0).any():
-                cnt = np.bincount(vc[vc >= 0], minlength=len(vuniq_all))
-                seen = {str(u): int(c) for u, c in sorted(zip(vuniq_all, cnt), key=lambda t: str(t[0])) if c}
-            out.versions_seen[name] = seen
-            declared = plan.candidates[name].version
-            declared_list = declared if isinstance(declared, list) else ([declared] if declared is not None else [])
-            if len(seen) > 1 and not (isinstance(declared, list) and set(seen) <= set(declared)):
-                firsts = []
-                first_rows = []
-                code_of = {str(u): k for k, u in enumerate(vuniq_all)}
-                for v in seen:  # by code: comparing texts would lose trailing NULs ("1\x00" is not "1")
-                    i = rows[np.flatnonzero(vc == code_of[v])[0]]
-                    first_rows.append(int(i))
-                    f, ln = tidy.where(int(i))
-                    firsts.append(f"{v!r} first at {f}:{ln}")
-                change_file, change_line = tidy.where(sorted(first_rows)[1])
-                problems.append(Diagnostic(
-                    file=change_file, line=change_line, key=plan.data.columns.model_version,
-                    message=f"candidate {name!r}: the model version changes inside the data: {_fmt_counts(seen)}; "
-                    f"evalspec will not pool runs across a model update ({'; '.join(firsts)})",
-                    hint=f"split the run by version, or, to pool knowingly, declare candidates.{name}.version "
-                    f"as a list: [{', '.join(seen)}]",
-                ))
-            elif len(seen) > 1:
-                out.detected.append({"code": "pooled_versions",
-                                     "message": f"Candidate {name} pools the declared model versions "
-                                     f"{_fmt_counts(seen)}; the result describes the mixture, not one stable "
-                                     "configuration."})
-            elif len(seen) == 1 and declared_list and next(iter(seen)) not in [str(d) for d in declared_list]:
-                out.deviations.append({"code": "version_mismatch",
-                                       "message": f"Candidate {name} was declared as version "
-                                       f"{', '.join(map(str, declared_list))} but the results show "
-                                       f"{next(iter(seen))!r} on every row."})
+def clusters_that_differ(tidy: Tidy, plan: Any) -> list[Diagnostic]:
+    """Rows whose cluster is not the one the case's first row names (a case is in one cluster)."""
+    if tidy.cluster is None:
+        return []
+    first_cluster = np.full(len(tidy.case_ids), -1, dtype=np.int64)
+    o = np.argsort(tidy.case, kind="stable")
+    cases_sorted = tidy.case[o]
+    starts = np.r_[0, np.flatnonzero(cases_sorted[1:] != cases_sorted[:-1]) + 1]
+    first_cluster[cases_sorted[starts]] = tidy.cluster[o][starts]
+    bad = np.flatnonzero(tidy.cluster != first_cluster[tidy.case])
+    if not bad.size:
+        return []
+    cid = tidy.cluster_ids
+    assert cid is not None
+    i0 = int(bad[0])
+    case0 = tidy.case_ids[tidy.case[i0]]
+    return located(
+        tidy, bad, plan.units.cluster,
+        f"the case's cluster differs between rows (case {case0!r} is in cluster "
+        f"{cid[first_cluster[tidy.case[i0]]]!r} elsewhere)",
+        values=np.array([cid[c] for c in tidy.cluster], dtype=object) if tidy.n < 2_000_000 else None,
+        hint="a case belongs to one cluster for every candidate and repeat; fix the cluster column",
+    )
 
-    # required metadata (plan.record)
+
+def version_changes(tidy: Tidy, plan: Any, out: Checked) -> list[Diagnostic]:
+    """The model versions each candidate's rows show (``out.versions_seen``).
+
+    A change inside a candidate's data that the plan does not declare is fatal; declared
+    versions pooled are a detected limit, one version other than the declared one a deviation.
+    """
+    if tidy.version is None:
+        return []
+    names = tidy.candidates
+    problems: list[Diagnostic] = []
+    vcodes_all, vuniq_all = _factorize(tidy.version)  # once; per candidate only counts (labels: no missing)
+    for j, name in enumerate(names):
+        rows = np.flatnonzero(tidy.cand == j)
+        vc = vcodes_all[rows]
+        seen: dict[str, int] = {}
+        if (vc >= 0).any():
+            cnt = np.bincount(vc[vc >= 0], minlength=len(vuniq_all))
+            seen = {str(u): int(c) for u, c in sorted(zip(vuniq_all, cnt), key=lambda t: str(t[0])) if c}
+        out.versions_seen[name] = seen
+        declared = plan.candidates[name].version
+        declared_list = declared if isinstance(declared, list) else ([declared] if declared is not None else [])
+        if len(seen) > 1 and not (isinstance(declared, list) and set(seen) <= set(declared)):
+            firsts = []
+            first_rows = []
+            code_of = {str(u): k for k, u in enumerate(vuniq_all)}
+            for v in seen:  # by code: comparing texts would lose trailing NULs ("1\x00" is not "1")
+                i = rows[np.flatnonzero(vc == code_of[v])[0]]
+                first_rows.append(int(i))
+                f, ln = tidy.where(int(i))
+                firsts.append(f"{v!r} first at {f}:{ln}")
+            change_file, change_line = tidy.where(sorted(first_rows)[1])
+            problems.append(Diagnostic(
+                file=change_file, line=change_line, key=plan.data.columns.model_version,
+                message=f"candidate {name!r}: the model version changes inside the data: {_fmt_counts(seen)}; "
+                f"evalspec will not pool runs across a model update ({'; '.join(firsts)})",
+                hint=f"split the run by version, or, to pool knowingly, declare candidates.{name}.version "
+                f"as a list: [{', '.join(seen)}]",
+            ))
+        elif len(seen) > 1:
+            out.detected.append({"code": "pooled_versions",
+                                 "message": f"Candidate {name} pools the declared model versions "
+                                 f"{_fmt_counts(seen)}; the result describes the mixture, not one stable "
+                                 "configuration."})
+        elif len(seen) == 1 and declared_list and next(iter(seen)) not in [str(d) for d in declared_list]:
+            out.deviations.append({"code": "version_mismatch",
+                                   "message": f"Candidate {name} was declared as version "
+                                   f"{', '.join(map(str, declared_list))} but the results show "
+                                   f"{next(iter(seen))!r} on every row."})
+    return problems
+
+
+def missing_metadata(tidy: Tidy, plan: Any) -> list[Diagnostic]:
+    """Rows lacking metadata the plan's ``record`` requires, or no such column at all."""
+    problems: list[Diagnostic] = []
     role_cols = {"model_version": plan.data.columns.model_version, "timestamp": plan.data.columns.timestamp,
                  "candidate": plan.data.columns.candidate, "repeat": plan.data.columns.repeat,
                  "outcome": plan.data.columns.outcome}
     for item in plan.record:
         col = role_cols.get(item) or item
         if col not in tidy.raw:
-            problems.append(Diagnostic(file=where_all, key=f"record: {item}",
+            problems.append(Diagnostic(file=", ".join(tidy.displays), key=f"record: {item}",
                                        message=f"the plan requires metadata {item!r} (column {col!r}) on every row, "
                                        "but the results have no such column",
                                        hint="log it with every result, or change the plan's `record` before running"))
@@ -154,11 +188,12 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
             problems += located(tidy, np.flatnonzero(missing), col,
                                 f"the row lacks metadata the plan requires ({item!r} is empty)",
                                 hint="log it with every result; the plan's `record` lists what each row must carry")
+    return problems
 
-    if problems:
-        raise InputError(f"the results fail {len(problems)} check(s)", problems)
 
-    # repeats: keep the planned number (the lowest-numbered), report extra and fewer
+def planned_repeats(tidy: Tidy, plan: Any, order: np.ndarray, out: Checked) -> Tidy:
+    """Keep the planned number of repeats (the lowest-numbered) of each case; report extra and fewer."""
+    names = tidy.candidates
     planned = plan.attempts.repeats
     rank, group_size = _rank_and_size(tidy, order)
     extra = rank >= planned
@@ -178,11 +213,15 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
         out.deviations.append({"code": "fewer_repeats",
                                "message": f"Some cases have fewer repeats than the {planned} planned "
                                f"(as few as {observed[0]}; {int(short)} attempt rows belong to such cases)."})
+    return tidy
 
-    # missing outcomes, per candidate, against the policy
+
+def missing_outcomes(tidy: Tidy, plan: Any, out: Checked) -> list[Diagnostic]:
+    """Missing outcomes per candidate against the plan's policy (``out.missing``); a breach is fatal."""
+    problems: list[Diagnostic] = []
     policy = plan.missing.policy
     miss = np.isnan(tidy.passed)
-    for j, name in enumerate(names):
+    for j, name in enumerate(tidy.candidates):
         rows = tidy.cand == j
         m = int(np.count_nonzero(miss & rows))
         a = int(np.count_nonzero(rows))
@@ -205,25 +244,27 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
                                  "message": f"Candidate {name}: {m} of {a} attempts ({frac:.1%}) have no outcome and "
                                  f"were {treat} (missing.policy {policy}); if they are not random failures the "
                                  "estimate is biased."})
-    if problems:
-        raise InputError("missing outcomes break the plan's missing-outcome policy", problems)
+    return problems
 
-    # unpaired cases: pair on the intersection, say how many
-    if len(names) >= 2:
-        has = np.zeros((len(names), len(tidy.case_ids)), dtype=bool)
-        has[tidy.cand, tidy.case] = True
-        every = has.all(axis=0)
-        if not every.all():
-            parts = []
-            for j, name in enumerate(names):
-                lack = int(np.count_nonzero(~has[j] & has.any(axis=0)))
-                parts.append(f"{name} lacks {lack} case(s)" if lack else f"{name} has all cases")
-            out.deviations.append({"code": "unpaired_cases",
-                                   "message": f"Not every case was run for every candidate ({'; '.join(parts)}); "
-                                   f"paired comparisons use the {int(every.sum())} cases every candidate has, "
-                                   "single-candidate results use each candidate's own cases."})
-    out.tidy = tidy
-    return out
+
+def unpaired_cases(tidy: Tidy, out: Checked) -> None:
+    """Cases not run for every candidate: paired analyses use the intersection; a deviation says how many."""
+    names = tidy.candidates
+    if len(names) < 2:
+        return
+    has = np.zeros((len(names), len(tidy.case_ids)), dtype=bool)
+    has[tidy.cand, tidy.case] = True
+    every = has.all(axis=0)
+    if every.all():
+        return
+    parts = []
+    for j, name in enumerate(names):
+        lack = int(np.count_nonzero(~has[j] & has.any(axis=0)))
+        parts.append(f"{name} lacks {lack} case(s)" if lack else f"{name} has all cases")
+    out.deviations.append({"code": "unpaired_cases",
+                           "message": f"Not every case was run for every candidate ({'; '.join(parts)}); "
+                           f"paired comparisons use the {int(every.sum())} cases every candidate has, "
+                           "single-candidate results use each candidate's own cases."})
 
 
 def _none_mask(col: np.ndarray) -> np.ndarray:

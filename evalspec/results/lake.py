@@ -285,7 +285,7 @@ def with_partitions(raw: Any, partitions: tuple[tuple[str, str], ...]) -> Any:
     """``raw`` with one constant text column per Hive partition value (refused where the file has it too)."""
     if not partitions:
         return raw
-    from evalspec.results.readers import CodedColumn
+    from evalspec.results.values import CodedColumn
 
     columns = dict(raw.columns)
     for key, value in partitions:

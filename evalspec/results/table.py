@@ -23,7 +23,9 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_LABEL_CHARS, MAX_ROWS, MAX_SLICE_LEVELS
 from evalspec.results.hints import OUTCOME_HINT, candidate_names_hint, column_guess, delimiter_problems
-from evalspec.results.readers import CodedColumn, RawFile, arrow_numpy, arrow_strings, arrow_texts
+from evalspec.results.arrow import arrow_numpy, arrow_strings, arrow_texts
+from evalspec.results.readers import RawFile
+from evalspec.results.values import CodedColumn
 
 __all__ = ["Tidy", "FileInfo", "build_table", "located", "factorize", "missing_mask", "MAX_LISTED", "MAX_REPEAT",
            "MAX_ABS_SCORE", "plan_columns"]
@@ -163,7 +165,7 @@ def concat_columns(parts: list[np.ndarray]) -> np.ndarray:
         return parts[0]
     if not all(getattr(p, "codes", None) is not None for p in parts):
         return np.concatenate(parts)
-    from evalspec.results.readers import CodedColumn
+    from evalspec.results.values import CodedColumn
 
     ucodes, merged = factorize(np.concatenate([np.array(p.uniques, dtype=np.object_) for p in parts]))
     pieces, offset = [], 0
@@ -445,7 +447,8 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
     """Type the raw columns against ``plan``'s roles; raise all located problems at once.
 
     ``plan_diagnostic(key, message, hint=...)``, when given, makes a diagnostic at the plan
-    line of ``key`` (a column the plan names but the results lack points at the plan).
+    line of ``key`` (a column the plan names but the results lack points at the plan). Each
+    role is typed by its own function below, in the order its problems are listed.
     """
     total = sum(r.rows for r in raws)
     if total > MAX_ROWS:
@@ -454,6 +457,48 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
             file=where, message=f"the results hold {total:,} rows, more than the {MAX_ROWS:,} evalspec analyses in one run",
             hint="analyse a preregistered sample of the cases, or split the study into several plans")])
     cat = _Concat(raws)
+    roles = role_columns(cat, raws, plan, plan_diagnostic)
+    problems: list[Diagnostic] = []
+    cols = plan.data.columns
+    cand = typed_candidates(cat, roles.candidate, plan, problems)
+    case, case_ids = typed_cases(cat, roles.case, plan, problems)
+    repeat = typed_repeats(cat, roles.repeat, cols.repeat, problems)
+    passed, score = typed_outcomes(cat, roles.outcome, plan, problems)
+    cluster, cluster_ids = typed_clusters(cat, roles.cluster, plan, problems)
+    version = None if roles.version is None else typed_versions(roles.version)
+    timestamp, time_range = typed_timestamps(cat, roles.timestamp, cols.timestamp, problems)
+    problems += slice_problems(cat, plan, plan_diagnostic)
+    for a in plan.analyses:  # numeric columns the analyses name (a `score` parameter)
+        name = getattr(a, "score", None)
+        if isinstance(name, str) and name in cat.columns:
+            problems += score_column(cat, cat.columns[name], name)[1]
+    if problems:
+        raise InputError(f"{len(problems)} problem(s) in the results", problems)
+    files = [FileInfo(path=r.display, sha256=r.sha256, rows=r.rows, format=r.format, location=r.location) for r in raws]
+    return Tidy(
+        files=files, displays=cat.displays, units=cat.units, candidates=list(plan.candidates), cand=cand,
+        case=case, case_ids=case_ids, repeat=repeat, passed=passed, score=score, cluster=cluster,
+        cluster_ids=cluster_ids, version=version, timestamp=timestamp, file_idx=cat.file_idx, line=cat.line,
+        raw=cat.columns, time_range=time_range,
+    )
+
+
+@dataclass(frozen=True)
+class RoleColumns:
+    """The raw column of each role the plan names (``None``: the plan names none, or it is optional)."""
+
+    candidate: np.ndarray
+    case: np.ndarray
+    outcome: np.ndarray
+    repeat: np.ndarray | None
+    cluster: np.ndarray | None
+    version: np.ndarray | None
+    timestamp: np.ndarray | None
+
+
+def role_columns(cat: Any, raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> RoleColumns:
+    """Each role's raw column; a column the plan names that a file lacks, a nested value or an overlong
+    label is an error (all of them raised at once)."""
     cols = plan.data.columns
     problems: list[Diagnostic] = []
     found = names_hint(cat.columns)
@@ -494,8 +539,7 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
         raise InputError("the results do not have the columns the plan names",
                          delimiter_problems((r.display, r.format, list(r.columns)) for r in raws) + problems)
     assert cand_col is not None and case_col is not None and out_col is not None
-    used = plan_columns(plan)
-    for name, key in used.items():
+    for name in plan_columns(plan):
         if name in cat.columns:
             problems += _nested_problems(cat, cat.columns[name], name)
     for name, key in ((cols.candidate, "candidate"), (plan.units.case, "case"), (plan.units.cluster, "cluster"),
@@ -504,102 +548,131 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
             problems += _long_label_problems(cat, cat.columns[name], name, key)
     if problems:
         raise InputError(f"{len(problems)} problem(s) in the results", problems)
+    return RoleColumns(candidate=cand_col, case=case_col, outcome=out_col, repeat=repeat_col, cluster=cluster_col,
+                       version=version_col, timestamp=time_col)
 
-    n = cand_col.shape[0]
+
+def typed_candidates(cat: Any, col: np.ndarray, plan: Any, problems: list[Diagnostic]) -> np.ndarray:
+    """Each row's index into the plan's candidates; an unknown or missing candidate is a problem at its row."""
+    name = plan.data.columns.candidate
     names = list(plan.candidates)
-    # candidate
-    ccodes, cuniq = _factorize(cand_col)
+    ccodes, cuniq = _factorize(col)
     ulab = [_label(u) for u in cuniq]
     remap = np.array([names.index(lab) if lab in names else -1 for lab in ulab] + [-2], dtype=np.int64)
     cand = remap[ccodes]
     unknown = np.flatnonzero(cand == -1)
     if unknown.size:
         seen = sorted({ulab[c] for c in ccodes[unknown]})
-        problems += located(cat, unknown, cols.candidate,
+        problems += located(cat, unknown, name,
                             f"unknown candidate {', '.join(map(repr, seen))}; the plan's candidates are {', '.join(names)}",
-                            values=cand_col, hint=candidate_names_hint(seen, plan))
+                            values=col, hint=candidate_names_hint(seen, plan))
     nocand = np.flatnonzero(cand == -2)
     if nocand.size:
-        problems += located(cat, nocand, cols.candidate, "the row names no candidate", hint="fill in the candidate")
-    # case
-    case, case_ids, case_missing = _labels(case_col)
+        problems += located(cat, nocand, name, "the row names no candidate", hint="fill in the candidate")
+    return cand.astype(np.int64)
+
+
+def typed_cases(cat: Any, col: np.ndarray, plan: Any, problems: list[Diagnostic]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's index into the sorted case ids, and the ids; a row without a case id is a problem."""
+    case, case_ids, case_missing = _labels(col)
     if case_missing.any():
         problems += located(cat, np.flatnonzero(case_missing), plan.units.case, "the row has no case id",
-                            values=case_col, hint="every row needs the id of its case")
-    # repeat
-    if repeat_col is None:
-        repeat = np.ones(n, dtype=np.int64)
-    else:
-        rcodes, runiq = _factorize(repeat_col)
-        parsed = [_parse_repeat(u) for u in runiq.tolist()]
-        big = np.array([p is not None and abs(p) > MAX_REPEAT for p in parsed] + [False], dtype=bool)
-        bad = np.array([p is None for p in parsed] + [True], dtype=bool)
-        repeat = np.array([-1 if p is None or abs(p) > MAX_REPEAT else p for p in parsed] + [-1], dtype=np.int64)[rcodes]
-        if bad[rcodes].any():
-            problems += located(cat, np.flatnonzero(bad[rcodes]), cols.repeat, "the repeat number is not an integer",
-                                values=repeat_col, hint="number the repeats of a case 1, 2, 3, ...")
-        if big[rcodes].any():
-            problems += located(cat, np.flatnonzero(big[rcodes]), cols.repeat,
-                                f"the repeat number is out of range (at most {MAX_REPEAT:,} in size)",
-                                values=repeat_col, hint="number the repeats of a case 1, 2, 3, ...")
-    # outcome
+                            values=col, hint="every row needs the id of its case")
+    return case, case_ids
+
+
+def typed_repeats(cat: Any, col: np.ndarray | None, name: str | None, problems: list[Diagnostic]) -> np.ndarray:
+    """Each row's repeat number (1 on every row without a repeat column); a non-integer or huge one is a problem."""
+    if col is None:
+        return np.ones(cat.line.shape[0], dtype=np.int64)
+    rcodes, runiq = _factorize(col)
+    parsed = [_parse_repeat(u) for u in runiq.tolist()]
+    big = np.array([p is not None and abs(p) > MAX_REPEAT for p in parsed] + [False], dtype=bool)
+    bad = np.array([p is None for p in parsed] + [True], dtype=bool)
+    repeat = np.array([-1 if p is None or abs(p) > MAX_REPEAT else p for p in parsed] + [-1], dtype=np.int64)[rcodes]
+    if bad[rcodes].any():
+        problems += located(cat, np.flatnonzero(bad[rcodes]), name, "the repeat number is not an integer",
+                            values=col, hint="number the repeats of a case 1, 2, 3, ...")
+    if big[rcodes].any():
+        problems += located(cat, np.flatnonzero(big[rcodes]), name,
+                            f"the repeat number is out of range (at most {MAX_REPEAT:,} in size)",
+                            values=col, hint="number the repeats of a case 1, 2, 3, ...")
+    return repeat
+
+
+def typed_outcomes(cat: Any, col: np.ndarray, plan: Any, problems: list[Diagnostic]) -> tuple[np.ndarray, np.ndarray]:
+    """``(passed, score)``: 1.0/0.0/NaN per row, and the score (``passed`` itself for pass/fail outcomes)."""
+    name = plan.data.columns.outcome
     if plan.data.outcome.type == "score":
-        score, found_problems = score_column(cat, out_col, cols.outcome)
+        score, found_problems = score_column(cat, col, name)
         problems += found_problems
         with np.errstate(invalid="ignore"):
             passed = np.where(np.isnan(score), np.nan, (score >= plan.data.outcome.pass_threshold).astype(np.float64))
-    else:
-        passed, bad = _map_unique(out_col, _parse_binary, np.float64, np.nan)
-        if bad.any():
-            problems += located(
-                cat, np.flatnonzero(bad), cols.outcome, "the outcome is not a pass/fail value", values=out_col,
-                hint=OUTCOME_HINT,
-            )
-        score = passed
-    # cluster
-    cluster = cluster_ids = None
-    if cluster_col is not None:
-        cluster, cluster_ids, cl_missing = _labels(cluster_col)
-        if cl_missing.any():
-            problems += located(cat, np.flatnonzero(cl_missing), plan.units.cluster, "the row has no cluster id",
-                                values=cluster_col, hint="every case needs its cluster (units.cluster)")
-    # version and timestamp stay as text
-    version = None
-    if version_col is not None:
-        vcodes, vuniq = _factorize(version_col)
-        labels = [None if m else _label(u) for u, m in zip(vuniq.tolist(), missing_mask(vuniq).tolist())]
-        index: dict[str, int] = {}
-        remap = np.array([-1 if lab is None else index.setdefault(lab, len(index)) for lab in labels] + [-1],
-                         dtype=np.int32)
-        uniq_labels = np.empty(len(index), dtype=object)
-        uniq_labels[:] = list(index)
-        version = CodedColumn.of(remap[vcodes], uniq_labels, distinct=True)  # its codes travel with it
-    timestamp = None
+        return passed, score
+    passed, bad = _map_unique(col, _parse_binary, np.float64, np.nan)
+    if bad.any():
+        problems += located(cat, np.flatnonzero(bad), name, "the outcome is not a pass/fail value", values=col,
+                            hint=OUTCOME_HINT)
+    return passed, passed
+
+
+def typed_clusters(cat: Any, col: np.ndarray | None, plan: Any,
+                   problems: list[Diagnostic]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Each row's index into the sorted cluster ids, and the ids (``None`` without ``units.cluster``)."""
+    if col is None:
+        return None, None
+    cluster, cluster_ids, cl_missing = _labels(col)
+    if cl_missing.any():
+        problems += located(cat, np.flatnonzero(cl_missing), plan.units.cluster, "the row has no cluster id",
+                            values=col, hint="every case needs its cluster (units.cluster)")
+    return cluster, cluster_ids
+
+
+def typed_versions(col: np.ndarray) -> np.ndarray:
+    """The model version of each row as its text label (``None`` when missing), coded first-seen."""
+    vcodes, vuniq = _factorize(col)
+    labels = [None if m else _label(u) for u, m in zip(vuniq.tolist(), missing_mask(vuniq).tolist())]
+    index: dict[str, int] = {}
+    remap = np.array([-1 if lab is None else index.setdefault(lab, len(index)) for lab in labels] + [-1],
+                     dtype=np.int32)
+    uniq_labels = np.empty(len(index), dtype=object)
+    uniq_labels[:] = list(index)
+    return CodedColumn.of(remap[vcodes], uniq_labels, distinct=True)  # its codes travel with it
+
+
+def typed_timestamps(cat: Any, col: np.ndarray | None, name: str | None, problems: list[Diagnostic]
+                     ) -> tuple[np.ndarray | None, tuple[_dt.datetime, _dt.datetime] | None]:
+    """Microseconds since 1970 UTC per row (``_NO_TIME``: missing) and the first and last time seen."""
+    if col is None:
+        return None, None
+    tcodes, tuniq = _factorize(col)
+    umicros = times_micros(tuniq)
+    unreadable = (umicros == _NO_TIME) & ~missing_mask(tuniq)
+    out_of_range = np.zeros(len(tuniq), dtype=bool)
+    for i in np.flatnonzero(unreadable).tolist():
+        out_of_range[i] = _iso_shaped(tuniq[i])
+    bad_u = np.append(unreadable & ~out_of_range, False)
+    far_u = np.append(out_of_range, False)
+    if bad_u[tcodes].any():
+        problems += located(cat, np.flatnonzero(bad_u[tcodes]), name,
+                            "the timestamp is not an ISO 8601 time", values=col,
+                            hint="write times like 2026-10-01T12:00:00Z")
+    if far_u[tcodes].any():
+        problems += located(cat, np.flatnonzero(far_u[tcodes]), name,
+                            "the timestamp is outside the years 1 to 9999 once converted to UTC", values=col,
+                            hint="write times like 2026-10-01T12:00:00Z")
+    micros = np.append(umicros, _NO_TIME)
+    good = micros[:-1][micros[:-1] != _NO_TIME]
     time_range = None
-    if time_col is not None:
-        tcodes, tuniq = _factorize(time_col)
-        umicros = times_micros(tuniq)
-        unreadable = (umicros == _NO_TIME) & ~missing_mask(tuniq)
-        out_of_range = np.zeros(len(tuniq), dtype=bool)
-        for i in np.flatnonzero(unreadable).tolist():
-            out_of_range[i] = _iso_shaped(tuniq[i])
-        bad_u = np.append(unreadable & ~out_of_range, False)
-        far_u = np.append(out_of_range, False)
-        if bad_u[tcodes].any():
-            problems += located(cat, np.flatnonzero(bad_u[tcodes]), cols.timestamp,
-                                "the timestamp is not an ISO 8601 time", values=time_col,
-                                hint="write times like 2026-10-01T12:00:00Z")
-        if far_u[tcodes].any():
-            problems += located(cat, np.flatnonzero(far_u[tcodes]), cols.timestamp,
-                                "the timestamp is outside the years 1 to 9999 once converted to UTC", values=time_col,
-                                hint="write times like 2026-10-01T12:00:00Z")
-        micros = np.append(umicros, _NO_TIME)
-        timestamp = micros[tcodes]
-        good = micros[:-1][micros[:-1] != _NO_TIME]
-        if good.size:
-            time_range = (_EPOCH + _dt.timedelta(microseconds=int(good.min())),
-                          _EPOCH + _dt.timedelta(microseconds=int(good.max())))
-    # slices: a bounded number of levels
+    if good.size:
+        time_range = (_EPOCH + _dt.timedelta(microseconds=int(good.min())),
+                      _EPOCH + _dt.timedelta(microseconds=int(good.max())))
+    return micros[tcodes], time_range
+
+
+def slice_problems(cat: Any, plan: Any, plan_diagnostic: Any = None) -> list[Diagnostic]:
+    """A slice column with more than :data:`~evalspec.limits.MAX_SLICE_LEVELS` distinct values, at its plan line."""
+    problems: list[Diagnostic] = []
     for j, sl in enumerate(plan.slices):
         if sl.column in cat.columns:
             scodes, suniq = _factorize(cat.columns[sl.column])
@@ -611,20 +684,7 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
                 problems.append(plan_diagnostic(f"slices[{j}].column", message, hint=hint) if plan_diagnostic
                                 else Diagnostic(file=", ".join(cat.displays), key=f"slices[{j}].column",
                                                 message=message, hint=hint))
-    # numeric columns the analyses name (a `score` parameter)
-    for i, a in enumerate(plan.analyses):
-        name = getattr(a, "score", None)
-        if isinstance(name, str) and name in cat.columns:
-            problems += score_column(cat, cat.columns[name], name)[1]
-    if problems:
-        raise InputError(f"{len(problems)} problem(s) in the results", problems)
-    files = [FileInfo(path=r.display, sha256=r.sha256, rows=r.rows, format=r.format, location=r.location) for r in raws]
-    return Tidy(
-        files=files, displays=cat.displays, units=cat.units, candidates=names, cand=cand.astype(np.int64),
-        case=case, case_ids=case_ids, repeat=repeat, passed=passed, score=score, cluster=cluster,
-        cluster_ids=cluster_ids, version=version, timestamp=timestamp, file_idx=cat.file_idx, line=cat.line,
-        raw=cat.columns, time_range=time_range,
-    )
+    return problems
 
 
 #: Missing time in :attr:`Tidy.timestamp` (microseconds since 1970 UTC).

@@ -454,7 +454,7 @@ def test_critical_mask_reads_each_distinct_value_like_flag_value() -> None:
     import numpy as np
 
     from evalspec.analyses.critical import critical_mask, flag_value
-    from evalspec.results.readers import CodedColumn
+    from evalspec.results.values import CodedColumn
 
     values = [True, "yes", None, 0, 1.0, "No", "", float("nan"), "TRUE", False, "x"]
     a = [[1] for _ in values]

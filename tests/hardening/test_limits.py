@@ -67,7 +67,7 @@ def test_too_many_rows(space: Space, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_file_bigger_than_the_limit(tmp_path: Path) -> None:
     from evalspec.errors import InputError
-    from evalspec.results.readers import read_bytes
+    from evalspec.results.files import read_bytes
 
     (tmp_path / "r.jsonl").write_text(json.dumps({"a": 1}) * 10, encoding="utf-8")
     with pytest.raises(InputError) as exc:
@@ -86,7 +86,7 @@ def test_reading_a_small_file_allocates_little(tmp_path: Path) -> None:
     """Found by the fuzz suite: read(limit + 1) made Python allocate the whole 4 GiB limit per file."""
     import tracemalloc
 
-    from evalspec.results.readers import read_bytes
+    from evalspec.results.files import read_bytes
 
     (tmp_path / "r.jsonl").write_text('{"a": 1}\n' * 100, encoding="utf-8")
     tracemalloc.start()

@@ -287,7 +287,7 @@ def test_concatenated_coded_columns_factorize_as_the_plain_concatenation(files: 
     """Merging the readers' codes of several files gives :func:`factorize`'s codes of the plain concatenation."""
     import numpy as np
 
-    from evalspec.results.readers import CodedColumn
+    from evalspec.results.values import CodedColumn
     from evalspec.results.table import concat_columns, factorize
 
     def plain(values: list) -> np.ndarray:

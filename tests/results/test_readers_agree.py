@@ -20,13 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalspec.results.readers import (
-    _read_csv_arrow,
-    _read_csv_python,
-    _read_jsonl_arrow,
-    _read_jsonl_python,
-    read_file,
-)
+from evalspec.results.formats.csv import read_csv_arrow as _read_csv_arrow
+from evalspec.results.formats.csv import read_csv_python as _read_csv_python
+from evalspec.results.formats.jsonl import read_jsonl_arrow as _read_jsonl_arrow
+from evalspec.results.formats.jsonl import read_jsonl_python as _read_jsonl_python
+from evalspec.results.readers import read_file
 
 pytest.importorskip("pyarrow")
 
@@ -87,7 +85,7 @@ def test_jsonl_line_ends_and_bom_do_not_change_values(rows: list[dict[str, Any]]
     data = _jsonl(rows, "\r\n" if "crlf" in variant else "\n")
     if "bom" in variant:
         data = b"\xef\xbb\xbf" + data
-    from evalspec.results.readers import _read_jsonl
+    from evalspec.results.formats.jsonl import read_jsonl as _read_jsonl
 
     columns, lines, _ = _read_jsonl(data, "r.jsonl")
     _same((columns, lines), plain)

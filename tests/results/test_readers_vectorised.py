@@ -57,7 +57,8 @@ def test_texts_read_by_arrow_carry_their_arrow_form_and_type_the_same() -> None:
     """A JSONL column's distinct texts keep their Arrow array; typing them gives the per-value answer."""
     import json
 
-    from evalspec.results.readers import Texts, read_file
+    from evalspec.results.readers import read_file
+    from evalspec.results.values import Texts
     from evalspec.results.table import factorize, times_micros
 
     # more than 2,000 distinct values in each column: the Arrow paths run
@@ -95,7 +96,7 @@ def test_identifier_labels_in_arrow_agree_with_the_per_value_path(extra: list, e
     """Case and cluster labels sorted by Arrow are the ones the per-value path gives (any text)."""
     import pyarrow as pa
 
-    from evalspec.results.readers import CodedColumn, Texts
+    from evalspec.results.values import CodedColumn, Texts
     from evalspec.results.table import _labels, _plain_texts
 
     texts = list(dict.fromkeys([f"c-{i:05d}" for i in range(2500)] + ["é", "Z", "a", "NA", "", "null", "中"]

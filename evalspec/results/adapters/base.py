@@ -183,9 +183,9 @@ def guard(display: str, tool: str, where: str = "") -> Iterator[None]:
 
 def read_bytes(path: Path, display: str) -> bytes:
     """The log's bytes: regular files only, size-capped (a FIFO or /dev/zero never hangs the run)."""
-    from evalspec.results import readers
+    from evalspec.results import files
 
-    return readers.read_bytes(Path(path), display)
+    return files.read_bytes(Path(path), display)
 
 
 def sha256_of(data: bytes) -> str:
