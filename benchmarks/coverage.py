@@ -406,7 +406,7 @@ def render_markdown(grids: dict[str, list[CellResult]], reps: int, resamples: in
         lines.append(
             f"* **In this grid** (cluster sizes unrelated to the effect) CR2-BM t covers at least 93 % in every cell "
             f"with G ≥ 10 and no dominant cluster (worst {100 * cr2_goal[0]:.1f} %, {cr2_goal[1]}). Not in every "
-            "design: with heavy-tailed sizes linked to the effect it falls to 87-91 % (section \"Informative, "
+            "design: with heavy-tailed sizes linked to the effect it falls to 87–90 % (section \"Informative, "
             "heavy-tailed cluster sizes\" below)."
         )
     else:

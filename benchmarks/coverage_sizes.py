@@ -15,9 +15,15 @@ small clusters, large in the big ones). The truth is the case-weighted populatio
 * ``cr2_min_df``: CR2 on min(Bell-McCaffrey, Welch-Satterthwaite of the CR2 terms) df;
 * ``wcr_webb`` / ``wcr_rademacher``: the wild cluster restricted bootstrap (MacKinnon and Webb
   2017), CR2-studentised, B = 399, equal-tailed, inverted over the null value by bisection;
+* ``boot_t``: the pairs cluster bootstrap-t (CR2-studentised, B = 999, equal-tailed);
 * ``cr2_skew``: CR2 on the min df with Hall's (1992) skewness-removing transformation
-  (:func:`evalspec.stats.clustered_mean_interval` with ``skew_corrected=True``; method ``auto``
-  uses it when the sizes' CV exceeds 1).
+  (:func:`evalspec.stats.clustered_mean_interval` with ``skew_corrected=True``);
+* ``cr3_skew``: the same with the jackknife (CR3) variance -- what method ``auto`` uses when the
+  sizes' CV exceeds 1;
+* ``cr3_skew_css``: ``cr3_skew`` with the df capped at (sum n^2)^2 / sum n^4 - 1 (a size-aware df).
+
+Every cell reports the two one-sided errors as well as coverage: the verdict reads one side.
+The full ``--grid informative --reps 1000`` takes about 2.5 min of CPU (the bootstraps).
 
 Rare outcomes: a pass rate of 0.02 or 0.98 with ICC 0.3 in G = 20 or 50 clusters of 5-15 cases;
 the cluster-aware Wilson interval as it was (Bell-McCaffrey df, independent cases when every
@@ -36,9 +42,10 @@ from evalspec.stats.proportion import wilson_limits
 
 SIGMA = math.sqrt(math.log(1 + 1.8**2))
 INFORMATIVE_GS = (12, 20, 50, 200)
-SIZE_METHODS = ("cr2", "cr2_min_df", "wcr_webb", "wcr_rademacher", "cr2_skew")
+SIZE_METHODS = ("cr2", "cr2_min_df", "wcr_webb", "wcr_rademacher", "boot_t", "cr2_skew", "cr3_skew", "cr3_skew_css")
 SIZE_LABELS = {"cr2": "CR2-BM t", "cr2_min_df": "CR2 min-df t", "wcr_webb": "WCR Webb", "wcr_rademacher":
-               "WCR Rademacher", "cr2_skew": "CR2 skew-corrected"}
+               "WCR Rademacher", "boot_t": "pairs bootstrap-t", "cr2_skew": "CR2 skew-corrected",
+               "cr3_skew": "CR3 skew-corrected (auto)", "cr3_skew_css": "CR3 skew, size-aware df"}
 _WEBB = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5)])
 
 
@@ -100,6 +107,48 @@ def wild_restricted(d: np.ndarray, labels: np.ndarray, rng: np.random.Generator,
     return hi, upper
 
 
+def pairs_bootstrap_t(d: np.ndarray, labels: np.ndarray, rng: np.random.Generator, resamples: int = 999,
+                      level: float = 0.95) -> tuple[float, float]:
+    """Cluster (pairs) bootstrap-t: clusters resampled with replacement, each resample's CR2 t statistic
+    (a repeated cluster counts as a separate cluster); equal-tailed quantiles of the t statistics."""
+    sizes = np.bincount(labels).astype(float)
+    g = sizes.size
+    tot = np.bincount(labels, weights=d)
+    n = sizes.sum()
+    mean = tot.sum() / n
+    e = tot - sizes * mean
+    se = math.sqrt(float(np.sum(e * e / (1 - sizes / n)))) / n
+    w = rng.multinomial(g, np.full(g, 1.0 / g), size=resamples).astype(float)
+    ns = w @ sizes
+    means = (w @ tot) / ns
+    es = tot[None, :] - sizes[None, :] * means[:, None]
+    ses = np.sqrt(np.sum(w * es * es / np.maximum(1 - sizes[None, :] / ns[:, None], 1e-12), axis=1)) / ns
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ts = np.where(ses > 0, (means - mean) / ses, np.where(means == mean, 0.0, np.sign(means - mean) * np.inf))
+    ts = np.sort(ts)
+    tail = (1 - level) / 2
+    q_lo = ts[max(0, int(math.floor(tail * (resamples + 1))) - 1)]
+    q_hi = ts[min(resamples - 1, int(math.ceil((1 - tail) * (resamples + 1))) - 1)]
+    return mean - q_hi * se, mean - q_lo * se
+
+
+def _cr3_skew_css(d: np.ndarray, labels: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """CR3 skew-corrected with the df further capped by the effective number of clusters when the
+    variance grows with the square of the size (Carter, Schnepel and Steigerwald 2017, ICC 1):
+    ``(sum n_g^2)^2 / sum n_g^4 - 1``."""
+    sizes = np.bincount(labels).astype(float)
+    r = clustered_mean_interval(d, labels, correction="CR3", skew_corrected=True)
+    cap = max(1.0, float(np.sum(sizes**2) ** 2 / np.sum(sizes**4)) - 1.0)
+    if cap >= r.df:
+        return r.low, r.high
+    from evalspec.stats.clustered import _hall_limits
+
+    sizes_n = sizes / sizes.sum()
+    e = np.bincount(labels, weights=d - d.mean())
+    t = float(-special.stdtrit(cap, (1 - level) / 2))
+    return _hall_limits(r.estimate, r.se, t, e / (1 - sizes_n) * sizes.size / d.size)
+
+
 def _cr2_min_df(d: np.ndarray, labels: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     r = clustered_mean_interval(d, labels)
     sizes = np.bincount(labels).astype(float)
@@ -110,50 +159,64 @@ def _cr2_min_df(d: np.ndarray, labels: np.ndarray, level: float = 0.95) -> tuple
     return r.estimate - t * r.se, r.estimate + t * r.se
 
 
-def simulate_sizes_cell(g: int, informative: bool, reps: int, seed: int) -> dict[str, list[int]]:
-    """Per method: [covered, truth below the interval, truth above it]."""
+def simulate_sizes_cell(g: int, informative: bool, reps: int, seed: int) -> dict[str, list[float]]:
+    """Per method: [covered, truth below the interval, truth above it, summed width]."""
     rng = np.random.default_rng(seed)
     tr = truth(informative)
-    out = {m: [0, 0, 0] for m in SIZE_METHODS}
+    out: dict[str, list[float]] = {m: [0, 0, 0, 0.0] for m in SIZE_METHODS}
     for _ in range(reps):
         d, labels = draw(rng, g, informative)
         r = clustered_mean_interval(d, labels)
         s = clustered_mean_interval(d, labels, skew_corrected=True)
+        j = clustered_mean_interval(d, labels, correction="CR3", skew_corrected=True)
         got = {"cr2": (r.low, r.high), "cr2_min_df": _cr2_min_df(d, labels),
                "wcr_webb": wild_restricted(d, labels, rng, "webb"),
-               "wcr_rademacher": wild_restricted(d, labels, rng, "rademacher"), "cr2_skew": (s.low, s.high)}
+               "wcr_rademacher": wild_restricted(d, labels, rng, "rademacher"),
+               "boot_t": pairs_bootstrap_t(d, labels, rng), "cr2_skew": (s.low, s.high), "cr3_skew": (j.low, j.high),
+               "cr3_skew_css": _cr3_skew_css(d, labels)}
         for m, (lo, hi) in got.items():
             out[m][0] += lo <= tr <= hi
             out[m][1] += tr < lo
             out[m][2] += tr > hi
+            out[m][3] += hi - lo
     return out
 
 
 def render_sizes_section(reps: int) -> list[str]:
     mc = 100 * math.sqrt(0.05 * 0.95 / reps)
+    one = 100 * math.sqrt(0.025 * 0.975 / reps)
     lines = [
         "## Informative, heavy-tailed cluster sizes (issue 18): paired difference coverage (%)",
         "",
         "Generated by `python benchmarks/coverage.py --grid informative --reps " + str(reps) + "` (fixed seeds). "
         "Sizes lognormal (median 6, CV 1.8); candidate's gain −0.25 + 0.15 log(size) per cluster (informative) or "
         "0.05 everywhere (unrelated); truth the case-weighted population difference; design in "
-        "`benchmarks/coverage_sizes.py`. Each cell: coverage, then in brackets the share of studies whose interval "
-        f"lies wholly above / below the truth (nominal 2.5 % each). {reps} replicates per cell: Monte Carlo "
-        f"standard error ±{mc:.1f} points at 95 %. **Bold**: below 93 %.",
+        "`benchmarks/coverage_sizes.py`. Each cell: two-sided coverage, then in brackets the share of studies whose "
+        f"interval lies wholly above / below the truth (each one-sided error; nominal 2.5 %). {reps} replicates per "
+        f"cell: Monte Carlo standard error ±{mc:.1f} points at 95 %, ±{one:.1f} at 2.5 %. **Bold**: coverage below "
+        f"93 %, or a one-sided error above {2.5 + 2 * one:.1f} % (2.5 % plus two standard errors).",
         "",
         "| sizes | G | " + " | ".join(SIZE_LABELS[m] for m in SIZE_METHODS) + " |",
         "|---|---|" + "---|" * len(SIZE_METHODS),
     ]
+    widths: list[str] = []
     for informative in (True, False):
         for i, g in enumerate(INFORMATIVE_GS):
             res = simulate_sizes_cell(g, informative, reps, seed=40_000 + 100 * informative + i)
             cells = []
             for m in SIZE_METHODS:
-                cov = 100 * res[m][0] / reps
-                txt = f"{cov:.1f}"
-                cells.append(f"{'**' + txt + '**' if cov < 93 else txt} ({100 * res[m][1] / reps:.1f} / "
-                             f"{100 * res[m][2] / reps:.1f})")
-            lines.append(f"| {'informative' if informative else 'unrelated'} | {g} | " + " | ".join(cells) + " |")
+                cov, below, above = (100 * res[m][k] / reps for k in range(3))
+                parts = [f"{cov:.1f}", f"{below:.1f}", f"{above:.1f}"]
+                flags = [cov < 93, below > 2.5 + 2 * one, above > 2.5 + 2 * one]
+                parts = [f"**{p}**" if f else p for p, f in zip(parts, flags, strict=True)]
+                cells.append(f"{parts[0]} ({parts[1]} / {parts[2]})")
+            kind = "informative" if informative else "unrelated"
+            lines.append(f"| {kind} | {g} | " + " | ".join(cells) + " |")
+            widths.append(f"| {kind} | {g} | " + " | ".join(f"{100 * res[m][3] / reps:.1f}" for m in SIZE_METHODS)
+                          + " |")
+    lines += ["", "Mean width (percentage points):", "",
+              "| sizes | G | " + " | ".join(SIZE_LABELS[m] for m in SIZE_METHODS) + " |",
+              "|---|---|" + "---|" * len(SIZE_METHODS), *widths]
     return lines
 
 
@@ -198,34 +261,44 @@ def render_rare_section(reps: int) -> list[str]:
 
 
 def render_existing_grid_section(reps: int) -> list[str]:
-    """The skewness-corrected interval on cells of the main grid (sizes unrelated to the effect)."""
+    """The skewness-corrected intervals on cells of the main grid (sizes unrelated to the effect)."""
     import coverage as main_grid
 
+    one = 100 * math.sqrt(0.025 * 0.975 / reps)
     lines = [
-        "### The skewness-corrected interval on the main grid",
+        "### The skewness-corrected intervals on the main grid",
         "",
         f"Generated by `python benchmarks/coverage.py --grid skew --reps {reps}`: the main grid's design (true "
-        "difference 0.05), CR2-BM t against the skewness-corrected CR2 interval that method `auto` uses when the "
-        f"sizes' CV exceeds 1. {reps} replicates per cell (±{100 * math.sqrt(0.05 * 0.95 / reps):.1f} points).",
+        "difference 0.05), CR2-BM t against the skewness-corrected CR2 interval and the skewness-corrected jackknife "
+        f"(CR3) interval that method `auto` uses when the sizes' CV exceeds 1. {reps} replicates per cell "
+        f"(±{100 * math.sqrt(0.05 * 0.95 / reps):.1f} points at 95 %, ±{one:.1f} at 2.5 %). In brackets: interval "
+        "wholly above / below the truth. **Bold**: coverage below 93 % or a one-sided error above "
+        f"{2.5 + 2 * one:.1f} %.",
         "",
-        "| sizes | ICC | G | CR2-BM t | CR2 skew-corrected |",
-        "|---|---|---|---|---|",
+        "| sizes | ICC | G | CR2-BM t | CR2 skew-corrected | CR3 skew-corrected |",
+        "|---|---|---|---|---|---|",
     ]
+    kinds = {"cr2": {}, "skew": {"skew_corrected": True}, "cr3": {"correction": "CR3", "skew_corrected": True}}
     i = 0
     for design in main_grid.DESIGNS:
         for icc in (0.0, 0.3):
             for g in (10, 20, 50):
                 rng = np.random.default_rng(60_000 + i)
                 i += 1
-                hit = {"cr2": 0, "skew": 0}
+                miss = {k: [0, 0] for k in kinds}
                 for _ in range(reps):
                     sizes = main_grid.cluster_sizes(rng, g, design)
                     x, y, labels = main_grid.draw_pairs(rng, sizes, 0.8, 0.05, icc)
-                    r = clustered_mean_interval(x - y, labels)
-                    s = clustered_mean_interval(x - y, labels, skew_corrected=True)
-                    hit["cr2"] += r.low <= 0.05 <= r.high
-                    hit["skew"] += s.low <= 0.05 <= s.high
-                cells = [f"{100 * hit[k] / reps:.1f}" for k in ("cr2", "skew")]
-                cells = [f"**{c}**" if float(c) < 93 else c for c in cells]
-                lines.append(f"| {design} | {icc:g} | {g} | {cells[0]} | {cells[1]} |")
+                    for k, kw in kinds.items():
+                        r = clustered_mean_interval(x - y, labels, **kw)
+                        miss[k][0] += 0.05 < r.low
+                        miss[k][1] += 0.05 > r.high
+                cells = []
+                for k in kinds:
+                    below, above = (100 * m / reps for m in miss[k])
+                    parts = [f"{100 - below - above:.1f}", f"{below:.1f}", f"{above:.1f}"]
+                    flags = [100 - below - above < 93, below > 2.5 + 2 * one, above > 2.5 + 2 * one]
+                    parts = [f"**{p}**" if f else p for p, f in zip(parts, flags, strict=True)]
+                    cells.append(f"{parts[0]} ({parts[1]} / {parts[2]})")
+                lines.append(f"| {design} | {icc:g} | {g} | " + " | ".join(cells) + " |")
     return lines

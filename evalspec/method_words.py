@@ -37,7 +37,8 @@ _METHOD_WORDS = {
     "percentile": "percentile",
     "bca": "bias-corrected and accelerated (BCa)",
 }
-_CORRECTIONS = {"CR2": "CR2 small-sample correction", "CR1": "CR1 correction", "CR0": "no small-sample correction"}
+_CORRECTIONS = {"CR2": "CR2 small-sample correction", "CR1": "CR1 correction", "CR0": "no small-sample correction",
+                "CR3 jackknife, skewness-corrected": "CR3 jackknife correction with Hall's skewness correction"}
 
 
 def method_words(method: Any) -> str:
@@ -51,7 +52,7 @@ def method_words(method: Any) -> str:
     text = method.strip()
     if text in _METHOD_WORDS:
         return _METHOD_WORDS[text]
-    m = re.fullmatch(r"(cluster|case)_t \((CR\d), t on ([\d.]+) df\)", text)
+    m = re.fullmatch(r"(cluster|case)_t \((CR\d|CR3 jackknife, skewness-corrected), t on ([\d.]+) df\)", text)
     if m:
         unit = "cluster-robust t interval" if m.group(1) == "cluster" else "t interval treating cases as independent"
         return f"{unit} ({_CORRECTIONS.get(m.group(2), m.group(2))}, {m.group(3)} degrees of freedom)"

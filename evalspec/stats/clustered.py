@@ -15,6 +15,10 @@ forms. With ``n`` rows, ``G`` clusters, cluster ``g`` holding ``n_g`` rows (shar
 * CR2: ``V = sum_g E_g^2 / (1 - pi_g) / n^2``. The adjustment matrix ``A_g = (I - H_gg)^(-1/2)``
   with hat block ``H_gg = J / n`` maps the cluster's unit vector to ``1 / sqrt(1 - pi_g)`` times
   itself, hence the factor;
+* CR3: ``V = sum_g E_g^2 / (1 - pi_g)^2 / n^2``, the same with ``A_g = (I - H_gg)^(-1)``: the
+  cluster jackknife's variance ``sum_g (mean_(-g) - mean)^2`` (delete-one-cluster means), which
+  MacKinnon, Nielsen and Webb (2023) recommend with unbalanced clusters; larger than CR2 when a
+  big cluster is influential;
 * Bell-McCaffrey degrees of freedom ``nu = (sum_g p_g'p_g)^2 / sum_{g,h} (p_g'p_h)^2`` where
   ``p_g = (I - H)_g' A_g X_g M`` are the columns of the estimator as a quadratic form in the
   errors. Here ``p_g'p_h = pi_g (delta_gh - pi_h) / (n sqrt((1 - pi_g)(1 - pi_h)))``, so with
@@ -56,11 +60,13 @@ __all__ = [
 ]
 
 #: Small-sample corrections accepted by the clustered functions (the first is the default).
-CORRECTIONS = ("CR2", "CR1", "CR0")
+#: ``"CR3"`` (the cluster jackknife) is the kernel's only: plans name CR2, CR1 or CR0, and method
+#: ``auto`` uses CR3 for heavy-tailed cluster sizes (:data:`HEAVY_TAIL_SIZE_CV`).
+CORRECTIONS = ("CR2", "CR1", "CR0", "CR3")
 
 #: Cluster sizes whose coefficient of variation exceeds this are "heavy-tailed": there the
-#: paired interval of method ``auto`` is the skewness-corrected CR2 interval
-#: (:func:`clustered_mean_interval` with ``skew_corrected=True``).
+#: paired interval of method ``auto`` is the skewness-corrected jackknife (CR3) interval
+#: (:func:`clustered_mean_interval` with ``correction="CR3", skew_corrected=True``).
 HEAVY_TAIL_SIZE_CV = 1.0
 
 
@@ -74,8 +80,8 @@ def cluster_robust_variance(resid_totals: np.ndarray, sizes: np.ndarray, correct
     n = float(sizes.sum())
     g = sizes.size
     sq = resid_totals * resid_totals
-    if correction == "CR2":
-        return float(np.sum(sq / (1.0 - sizes / n))) / (n * n)
+    if correction in ("CR2", "CR3"):
+        return float(np.sum(sq / (1.0 - sizes / n) ** (2 if correction == "CR3" else 1))) / (n * n)
     v = float(np.sum(sq)) / (n * n)
     if correction == "CR1":
         v *= g / (g - 1.0)
@@ -134,9 +140,10 @@ def clustered_standard_error(values: ArrayLike, clusters: ArrayLike, correction:
         Per-row outcomes (for example 0/1 pass indicators or per-case scores).
     clusters : array_like, shape (n,)
         Cluster label of each row (any hashable values).
-    correction : {"CR2", "CR1", "CR0"}
+    correction : {"CR2", "CR1", "CR0", "CR3"}
         ``"CR2"`` (default): Bell-McCaffrey bias-reduced linearisation,
-        ``sqrt(sum_g E_g^2 / (1 - n_g/n)) / n``. ``"CR1"``: CR0 times ``sqrt(G/(G-1))`` (the
+        ``sqrt(sum_g E_g^2 / (1 - n_g/n)) / n``. ``"CR3"``: the jackknife form
+        ``sqrt(sum_g E_g^2 / (1 - n_g/n)^2) / n``. ``"CR1"``: CR0 times ``sqrt(G/(G-1))`` (the
         default of Stata, statsmodels and R ``sandwich`` with K = 1). ``"CR0"``:
         ``sqrt(sum_g E_g^2) / n``, the plain sandwich. ``E_g`` is cluster g's residual total.
 
@@ -193,20 +200,21 @@ def clustered_mean_interval(
     confidence_level : float
         Two-sided nominal coverage in (0, 1).
     skew_corrected : bool
-        CR2 only. The t interval on the smaller of the Bell-McCaffrey df and the plug-in
-        Welch-Satterthwaite df of the clusters' CR2 terms (about the number of clusters that
+        CR2 or CR3 only. The t interval on the smaller of the Bell-McCaffrey df and the plug-in
+        Welch-Satterthwaite df of the clusters' variance terms (about the number of clusters that
         carry the variance), with Hall's (1992) transformation removing the skewness of the
         cluster contributions (:func:`_hall_limits`), so the interval can be asymmetric. For
         heavy-tailed cluster sizes whose effect grows with size (lognormal sizes, CV 1.8) the
-        symmetric CR2 interval covered 87-90 % with the error nearly all on one side; this one
-        93.7-97.3 % (``benchmarks/coverage.py``, "informative cluster sizes").
+        symmetric CR2 interval covered 86-91 % with the error nearly all on one side; with CR3
+        and this correction 95-97 %, one-sided misses 2.7-4.0 % against 2.5 % nominal
+        (``benchmarks/coverage.py --grid informative``): better, not exact.
 
     Returns
     -------
     ClusteredMeanResult
         ``estimate`` (the mean), ``low``/``high`` = ``mean -/+ t_df se``, ``se``, ``df``,
         ``n_clusters``, ``correction``, ``max_cluster_share`` and ``effective_clusters``. ``df`` is the Bell-McCaffrey value (a real
-        number, ``G - 1`` for equal cluster sizes) under CR2 and ``G - 1`` under CR0/CR1.
+        number, ``G - 1`` for equal cluster sizes) under CR2 and CR3 and ``G - 1`` under CR0/CR1.
         The interval is not clipped: for 0/1 outcomes with few clusters it may leave [0, 1],
         which is itself a warning sign. When every cluster's residual total is zero the
         interval has zero width; it is then uninformative, not certain.
@@ -221,10 +229,11 @@ def clustered_mean_interval(
     level = _level("confidence_level", confidence_level)
     n_clusters = int(sizes.size)
     se = math.sqrt(cluster_robust_variance(totals, sizes, correction))
-    df: float = _bm_df(sizes) if correction == "CR2" else n_clusters - 1
-    skew = bool(skew_corrected and correction == "CR2")
+    df: float = _bm_df(sizes) if correction in ("CR2", "CR3") else n_clusters - 1
+    skew = bool(skew_corrected and correction in ("CR2", "CR3"))
     if skew:
-        terms = totals * totals / (1.0 - sizes / sizes.sum())
+        scale = (1.0 - sizes / sizes.sum()) ** (-1.0 if correction == "CR3" else -0.5)
+        terms = (totals * scale) ** 2
         denom = float(np.sum(terms * terms))
         if denom > 0.0:
             df = min(df, max(1.0, float(np.sum(terms)) ** 2 / denom))
@@ -232,7 +241,7 @@ def clustered_mean_interval(
     mean = float(arr.mean())
     low, high = mean - t * se, mean + t * se
     if skew:
-        low, high = _hall_limits(mean, se, t, totals / np.sqrt(1.0 - sizes / sizes.sum()) * n_clusters / arr.size)
+        low, high = _hall_limits(mean, se, t, totals * scale * n_clusters / arr.size)
     return ClusteredMeanResult(
         estimate=mean,
         low=low,

@@ -332,7 +332,7 @@ def test_bootstrap_bca_falls_back_when_undefined(monkeypatch: pytest.MonkeyPatch
         (lambda: clustered_standard_error([1.0, 0.0], [1, 1]), "clusters"),
         (lambda: clustered_standard_error([1.0, 0.0], [1, None]), "clusters"),
         (lambda: clustered_standard_error([1.0, 0.0], [1.0, np.nan]), "clusters"),
-        (lambda: clustered_standard_error([1.0, 0.0], [1, 2], correction="CR3"), "correction"),
+        (lambda: clustered_standard_error([1.0, 0.0], [1, 2], correction="CR4"), "correction"),
         (lambda: clustered_standard_error([[1.0, 0.0]], [1, 2]), "values"),
         (lambda: clustered_mean_interval([1.0, 0.0], [1, 2], confidence_level=0), "confidence_level"),
         (lambda: paired_cluster_bootstrap([1, 0], [1], [1, 2]), "y"),

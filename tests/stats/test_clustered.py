@@ -330,7 +330,7 @@ def test_failure_bound_widens_under_clustering() -> None:
         (lambda: clustered_mcnemar([0, 1], [0, 0.5], [1, 2]), "y"),
         (lambda: clustered_mcnemar([0, 1, 1], [0, 1], [1, 2]), "y"),
         (lambda: clustered_mcnemar([0, 1], [0, 1], [1]), "clusters"),
-        (lambda: clustered_mean_interval([0.0, 1.0], [1, 2], correction="CR3"), "correction"),
+        (lambda: clustered_mean_interval([0.0, 1.0], [1, 2], correction="CR4"), "correction"),
     ],
 )
 def test_invalid_arguments(call: object, argument: str) -> None:
