@@ -151,6 +151,8 @@ def entry_self_hash(entry: dict[str, Any]) -> str:
 
 def new_entry(claim: dict[str, Any], plan_file: str, previous: list[LedgerEntry]) -> dict[str, Any]:
     """The entry for ``claim`` after ``previous`` (without ``claim_sha256`` / ``entry_sha256`` yet)."""
+    from evalspec.analyses.registry import is_sequential
+
     plan = claim.get("plan") or {}
     lock = plan.get("lock") or {}
     cov = claim.get("coverage") or {}
@@ -162,7 +164,7 @@ def new_entry(claim: dict[str, Any], plan_file: str, previous: list[LedgerEntry]
             seq_action = offers["sequential"].get("action")
         res = a.get("result") if isinstance(a, dict) else None
         if seq_action is None and isinstance(res, dict) and isinstance(res.get("action"), str) \
-                and a.get("kind") == "sequential_difference":
+                and is_sequential(a.get("kind")):
             seq_action = res["action"]
     return {
         "ledger_format": LEDGER_FORMAT,

@@ -528,8 +528,9 @@ def looks_within_plan(facts: ProcessFacts) -> Finding:
     if len(hashes) > 1:
         evidence.append(f"the plan changed between looks ({len(hashes)} different plan hashes)")
     level = _section(facts.promised, "decision").get("confidence_level", 0.95)
-    anytime = any(isinstance(a, dict) and a.get("kind") == "sequential_difference"
-                  for a in facts.claim.get("analyses") or [])
+    from evalspec.analyses.registry import is_sequential
+
+    anytime = any(isinstance(a, dict) and is_sequential(a.get("kind")) for a in facts.claim.get("analyses") or [])
     short = f"the data was looked at {looks} times, {planned} planned"
     if rule == "sequential" and looks > 1 and not anytime:
         return _r("looks_within_plan", title, "fail",

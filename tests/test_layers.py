@@ -3,14 +3,15 @@
 The graph is built from the source with :mod:`ast`, at every level an import can hide:
 top level, inside functions and methods, under ``if TYPE_CHECKING:``, inside ``try`` blocks,
 and the dynamic imports the package makes from module strings (the kind registry's
-``KIND_MODULES``, the CLI's ``COMMANDS``, the report's ``SECTION_PLOTS``, the adapters'
+``KIND_MODULES``, the CLI's ``COMMANDS``, the adapters'
 ``ADAPTERS``, ``importlib.import_module("...")``): every string constant outside a docstring
 that names an ``evalspec`` module (``"evalspec.x.y"`` or ``"evalspec.x.y:attr"``) is an edge.
 
 A module may import its own layer or a lower one, never a higher one, and the graph has no
 cycle. :data:`LAYERS` is the table: every module of the package is named in exactly one
 layer, so a new module is placed on purpose (an unplaced one fails this test and says where
-to add it). An analysis kind's module is placed by its line in ``KIND_MODULES``: adding a
+to add it). An analysis kind's module is placed by its line in ``KIND_MODULES``, and the
+plots of its report section (``evalspec/report/sections/<kind>.py``) by their folder: adding a
 kind needs no edit here. Run ``python tests/test_layers.py`` to print the graph's violations without pytest.
 """
 
@@ -81,9 +82,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # 8. Outputs: report, audit, gate.
     "outputs": (
         "evalspec.report", "evalspec.report.fmt", "evalspec.report.load", "evalspec.report.pdf_import",
-        "evalspec.report.pdf_worker", "evalspec.report.plots", "evalspec.report.plots_bayes",
-        "evalspec.report.plots_tbg", "evalspec.report.render", "evalspec.report.sources", "evalspec.report.view",
-        "evalspec.report.markdown", "evalspec.report.plots_ranking",
+        "evalspec.report.pdf_worker", "evalspec.report.plots", "evalspec.report.sections",
+        "evalspec.report.render", "evalspec.report.sources", "evalspec.report.view", "evalspec.report.markdown",
         "evalspec.audit", "evalspec.audit.checks", "evalspec.audit.core", "evalspec.audit.gate",
         "evalspec.audit.model", "evalspec.audit.render", "evalspec.audit.reproduce", "evalspec.audit.attest",
         "evalspec.audit.evidence", "evalspec.audit.recompute", "evalspec.gate", "evalspec.diff", "evalspec.history",
@@ -212,11 +212,17 @@ def registered_kinds() -> list[str]:
     raise AssertionError("evalspec/analyses/registry.py defines no KIND_MODULES dict")
 
 
+#: A kind's report-section plots, ``evalspec/report/sections/<kind>.py``: in the outputs layer by their folder.
+SECTION_PLOTS_PACKAGE = "evalspec.report.sections"
+
+
 def layers() -> dict[str, tuple[str, ...]]:
-    """:data:`LAYERS` with the registered kind modules in the kinds layer."""
+    """:data:`LAYERS` with the registered kind modules in the kinds layer and the section plots in outputs."""
     out = dict(LAYERS)
     listed = {m for members in LAYERS.values() for m in members}
     out["kinds"] = LAYERS["kinds"] + tuple(m for m in registered_kinds() if m not in listed)
+    out["outputs"] = LAYERS["outputs"] + tuple(
+        m for m in sorted(module_files()) if m.startswith(SECTION_PLOTS_PACKAGE + ".") and m not in listed)
     return out
 
 

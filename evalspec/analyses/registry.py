@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalspec.analyses.base import AnalysisParams
     from evalspec.analyses.contract import AnalysisKind
 
-__all__ = ["KIND_MODULES", "RegistryError", "get", "get_kind", "kinds", "params_models"]
+__all__ = ["KIND_MODULES", "RegistryError", "get", "get_kind", "is_sequential", "kinds", "params_models"]
 
 #: kind (its YAML name) -> module defining ``KIND``. The order is the plan reference's; the
 #: report orders sections by ``AnalysisKind.order``.
@@ -68,6 +68,15 @@ def params_models() -> dict[str, type[AnalysisParams]]:
 def kinds() -> dict[str, AnalysisKind]:
     """Every registered kind, in :data:`KIND_MODULES` order (imports every kind module)."""
     return {name: get_kind(name) for name in KIND_MODULES}
+
+
+def is_sequential(kind: Any) -> bool:
+    """Whether ``kind`` (a name as a plan or a claim gives it, maybe not a string) is an anytime-valid kind.
+
+    Asks the kind (``AnalysisKind.sequential``), so nothing outside a kind's module names the
+    sequential kinds; an unknown name is not one.
+    """
+    return isinstance(kind, str) and kind in KIND_MODULES and get_kind(kind).sequential
 
 
 def get(kind: str) -> Callable[[Any, Any], dict[str, Any]]:

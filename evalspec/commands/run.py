@@ -113,9 +113,9 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
     click.echo(f"verdict: {decision['verdict']} - {decision['headline']}")
     for dev in claim["deviations"]:
         click.echo(f"deviation: {dev['code']}: {dev['message']}")
-    for a in claim["analyses"]:  # audit engineer: a sequential design says whether to go on collecting
-        res = a.get("result") or {}
-        if a.get("kind") == "sequential_difference" and res.get("action"):
+    for a in claim["analyses"]:  # a sequential design says whether to go on collecting (its offers.sequential)
+        res = (a.get("offers") or {}).get("sequential") or {}
+        if res.get("action"):
             words = {"continue": "continue", "stop_decided": "stop - decided", "stop_futility": "stop - futility"}
             click.echo(f"sequential: look {res.get('look')} of {res.get('planned_looks')}: "
                        f"{words.get(res['action'], res['action'])} - {res.get('message')}")

@@ -127,10 +127,10 @@ def offers_primary(a: Any) -> bool:
 
 
 def is_sequential(kind: str) -> bool:
-    """Whether ``kind`` is an anytime-valid (sequential) analysis kind."""
-    from evalspec.analyses.registry import KIND_MODULES, get_kind
+    """Whether ``kind`` is an anytime-valid (sequential) analysis kind (:func:`evalspec.analyses.registry.is_sequential`)."""
+    from evalspec.analyses.registry import is_sequential as _is_sequential
 
-    return kind in KIND_MODULES and get_kind(kind).sequential
+    return _is_sequential(kind)
 
 
 # -- candidates and comparisons ---------------------------------------------------------------

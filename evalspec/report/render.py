@@ -96,35 +96,12 @@ def _env() -> Any:
     return _environment()
 
 
-#: kind -> ``"module:function"`` drawing the plots of that kind's report section:
-#: ``function(record) -> {key: svg}`` (``record`` is the analysis record of the claim; a
-#: function with a ``claim`` keyword also gets the whole claim). The section template reads
-#: the keys (``plots["forest-3"]``). One line per kind that has plots.
-SECTION_PLOTS: dict[str, str] = {
-    "proportion": "evalspec.report.plots:proportion_section_plots",
-    "paired_difference": "evalspec.report.plots:paired_section_plots",
-    "slices": "evalspec.report.plots:slices_section_plots",
-    "beta_binomial": "evalspec.report.plots_bayes:section_plots",
-    "background_temperature": "evalspec.report.plots_tbg:section_plots",
-    "ranking": "evalspec.report.plots_ranking:section_plots",
-}
-
-
-def _section_plotter(kind: str) -> Any:
-    import importlib
-
-    target = SECTION_PLOTS.get(kind)
-    if target is None:
-        return None
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
 def _plots(view: ReportView) -> dict[str, Any]:
     """Inline SVG plots keyed by name; each drawn only when its numbers are in the claim."""
     from markupsafe import Markup
 
     from evalspec.report import plots
+    from evalspec.report.sections import plotter
 
     out: dict[str, Any] = {}
     decision = view.claim.get("decision") or {}
@@ -134,7 +111,7 @@ def _plots(view: ReportView) -> dict[str, Any]:
         out["decision_line"] = Markup(plots.decision_line_svg(primary, decision.get("thresholds") or {},
                                                               str(decision.get("goal") or "superiority")))
     for a in view.sections:
-        draw = _section_plotter(str(a.get("kind")))
+        draw = plotter(a.get("kind"))
         if draw is not None:
             drawn = draw(a, claim=view.claim) if "claim" in inspect.signature(draw).parameters else draw(a)
             out.update({k: Markup(svg) for k, svg in drawn.items()})
@@ -143,7 +120,7 @@ def _plots(view: ReportView) -> dict[str, Any]:
         if first is not None:
             cands = (first.get("result") or {}).get("candidates") or {}
             view.page1_level = next((v.get("confidence_level") for v in cands.values() if isinstance(v, dict)), None)
-            out["page1-forest"] = Markup(plots.proportion_section_plots(first, key="fpfirst")[
+            out["page1-forest"] = Markup(plotter(first.get("kind"))(first, key="fpfirst")[
                 f"forest-{first.get('index')}"])
     return out
 

@@ -193,7 +193,8 @@ def test_posterior_writer_missing_says_what_to_install(monkeypatch):
 def test_report_section_renders_the_numbers():
     jinja2 = pytest.importorskip("jinja2")
     from evalspec._resources import templates_dir
-    from evalspec.report import fmt, plots_bayes
+    from evalspec.report import fmt
+    from evalspec.report.sections import beta_binomial as plots_bayes
 
     ctx, _ = _ctx({"exact": (0.8, 2.0), "rephrased": (0.6, 4.0)}, n_q=12)
     res = compute(ctx, BetaBinomialParams(kind="beta_binomial", draws=2000)).result

@@ -11,7 +11,7 @@ import pytest
 from evalspec.analyses.contract import AnalysisRefused
 from evalspec.testing import context_from_arrays
 from evalspec.analyses.ranking import RankingParams, compute
-from evalspec.report.plots_ranking import section_plots
+from evalspec.report.sections.ranking import section_plots
 from evalspec.stats.ranking import rank_intervals
 
 
