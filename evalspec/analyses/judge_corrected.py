@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from evalspec.analyses.base import AnalysisParams, ConfidenceLevel
 from evalspec.analyses.contract import (
@@ -104,8 +104,20 @@ class JudgeCorrectedParams(AnalysisParams):
         "tuned to the smallest variance.")
     material_error_gap: float = Field(0.05, gt=0.0, le=1.0, description="Judge error rates that differ by this much "
                                       "between candidates give a caveat on the verdict.")
-    resamples: int = Field(2000, ge=200, le=1_000_000, description="Bootstrap resamples of the agreement intervals.")
-    seed: int = Field(0, ge=0, description="Seed of the agreement bootstrap.")
+    resamples: int = Field(2000, ge=200, le=1_000_000, description="Bootstrap resamples of the agreement intervals "
+                           "and of the cluster-bootstrap corrected interval.")
+    seed: int = Field(0, ge=0, description="Seed of those bootstraps.")
+    interval: Literal["cluster_robust", "cluster_bootstrap"] | None = Field(
+        None, description="Which corrected paired interval the verdict reads when primary: cluster_robust (the "
+        "default: a cluster-robust variance, t on labelled clusters - 1) or cluster_bootstrap (whole clusters "
+        "resampled, lambda re-tuned in each resample, percentile). Both are shown.")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("interval") is None:  # unset: the plan hashes as before the key
+            data.pop("interval", None)
+        return data
 
 
 # -- result model ------------------------------------------------------------------------------
@@ -145,6 +157,10 @@ class ComparisonEntry(_Part):
     cases: int
     labelled: int = Field(description="Paired cases with both human labels.")
     corrected: Interval
+    corrected_bootstrap: Interval | None = Field(None, description="The same estimate with a cluster-bootstrap "
+                                                 "percentile interval (clusters resampled, lambda re-tuned).")
+    offered: Literal["cluster_robust", "cluster_bootstrap"] = Field(
+        "cluster_robust", description="The corrected interval the verdict reads when primary.")
     informative: bool = True
     why_uninformative: str | None = None
     judge_only: Interval
@@ -279,6 +295,20 @@ def _ppi(y: np.ndarray, f: np.ndarray, lab: np.ndarray, ctx: Any, idx: np.ndarra
                              confidence_level=level, bounds=bounds)
 
 
+def _bootstrap(y: np.ndarray, f: np.ndarray, lab: np.ndarray, ctx: Any, idx: np.ndarray, strata: np.ndarray | None,
+               params: JudgeCorrectedParams, level: float) -> Interval:
+    import numpy as np
+
+    from evalspec.stats.ppi import ppi_bootstrap_interval
+
+    clusters = None if ctx.case_cluster is None else ctx.case_cluster[idx]
+    b = ppi_bootstrap_interval(np.where(lab, y, np.nan), f, lab, clusters=clusters,
+                               strata=None if strata is None else strata[idx], lam=params.power_tuning,
+                               confidence_level=level, resamples=params.resamples, seed=params.seed, bounds=(-1.0, 1.0))
+    method = b.method.replace("prediction-powered inference", "people's labels by prediction-powered inference", 1)
+    return Interval(estimate=b.estimate, low=b.low, high=b.high, method=method, confidence_level=level)
+
+
 def _intervals(r: Any, level: float) -> tuple[Interval, Interval]:
     method = r.method.replace("prediction-powered inference", "people's labels by prediction-powered inference", 1)
     corrected = Interval(estimate=r.estimate, low=r.low, high=r.high, method=method, confidence_level=level)
@@ -379,14 +409,16 @@ def _comparison(ctx: Any, params: JudgeCorrectedParams, human: np.ndarray, strat
                                units=0, unit_name=unit_name)
     r = _ppi(y, f, lab, ctx, idx, strata, params, level, (-1.0, 1.0))
     corrected, human_only = _intervals(r, level)
+    boot = _bootstrap(y, f, lab, ctx, idx, strata, params, level) if units >= 2 else None
     why = None
     if units < MIN_LABELLED_UNITS:
         why = (f"only {units} labelled {unit_name} hold human labels for both {first} and {second}; at least "
                f"{MIN_LABELLED_UNITS} are needed for a prediction-powered interval to mean anything")
-    elif not r.high - r.low > 1e-12:
+    elif not (read := boot if params.interval == "cluster_bootstrap" and boot else corrected).high - read.low > 1e-12:
         why = "the corrected interval has zero width: the labelled cases give no variation to estimate from"
     return ComparisonEntry(candidate=first, baseline=second, cases=int(idx.size), labelled=int(lab.sum()),
-                           corrected=corrected, informative=why is None, why_uninformative=why,
+                           corrected=corrected, corrected_bootstrap=boot, offered=params.interval or "cluster_robust",
+                           informative=why is None, why_uninformative=why,
                            judge_only=judge_only, human_only=human_only, power_tuning=r.lam,
                            judge_shift=float(np.mean(f[lab] - y[lab])), units=units, unit_name=unit_name)
 
@@ -515,12 +547,14 @@ def compute(ctx: Any, params: JudgeCorrectedParams) -> Outcome:
     offers = Offers()
     if params.primary and comparison is not None:
         c = comparison
+        read = c.corrected_bootstrap if c.offered == "cluster_bootstrap" and c.corrected_bootstrap else c.corrected
         offers = Offers(primary=PrimaryInterval(
-            candidate=c.candidate, baseline=c.baseline, estimate=c.corrected.estimate, low=c.corrected.low,
-            high=c.corrected.high, method=c.corrected.method, confidence_level=level, one_sided_alpha=(1 - level) / 2,
+            candidate=c.candidate, baseline=c.baseline, estimate=read.estimate, low=read.low,
+            high=read.high, method=read.method, confidence_level=level, one_sided_alpha=(1 - level) / 2,
             informative=c.informative, why_uninformative=c.why_uninformative, units=c.units, unit_name=c.unit_name,
             estimand="human_label_difference"))  # not the judge's outcome column: the decision cannot recompute it
-    seeds = [SeedUse(purpose="agreement bootstrap resamples", seed=params.seed)] if result.agreement else []
+    seeds = ([SeedUse(purpose="agreement and corrected-interval bootstrap resamples", seed=params.seed)]
+             if result.agreement or (comparison is not None and comparison.corrected_bootstrap) else [])
     return Outcome(result=result, caveats=_caveats(result, params, disagree), seeds=seeds, offers=offers)
 
 

@@ -141,9 +141,12 @@ def markdown_summary(claim: dict[str, Any], *, audit: dict[str, Any] | None = No
         if line:
             out.append(f"| Against the thresholds | {line} |")
     out.append(f"| Decision rule | {_threshold_line(decision)} |")
-    units = decision.get("units")
+    units, unit_name, of = decision.get("units"), decision.get("unit_name", ""), ""
+    own = (primary or {}).get("units")  # the primary interval's own units when it rests on fewer (labelled ones)
+    if isinstance(own, int) and isinstance(units, int) and own < units:
+        units, unit_name, of = own, primary.get("unit_name") or unit_name, f", of {fmt.count(units)} in all"
     if units is not None:
-        out.append(f"| Independent units | {fmt.count(units)} {md_text(decision.get('unit_name', ''))} |")
+        out.append(f"| Independent units | {fmt.count(units)} {md_text(unit_name)}{of} |")
     for c in _l(decision.get("critical")):
         if isinstance(c, dict):
             out.append(f"| Critical failures ({md_text(c.get('candidate'))}) | {fmt.count(c.get('failures'))} of "

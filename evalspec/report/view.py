@@ -262,7 +262,13 @@ def _sampling_rows(claim: dict[str, Any], primary: dict[str, Any] | None) -> lis
     cands = _mapping(cov.get("candidates"))
     if not (cases.get("paired") and len(cands) > 1) and cands:  # paired cases: in the estimand line
         rows.append(("Cases", ", ".join(f"{k}: {fmt.count(_mapping(v).get('cases'))}" for k, v in cands.items())))
-    if cov.get("clusters"):
+    own = (primary or {}).get("units")  # the primary interval's own units when it rests on fewer (labelled ones)
+    total = cov.get("clusters") or cases.get("paired") or cases.get("total")
+    if isinstance(own, int) and isinstance(total, int) and own < total:
+        col = cov.get("cluster_column") if cov.get("clusters") else None
+        rows.append(("Independent units", f"{fmt.count(own)} {(primary or {}).get('unit_name') or 'units'}"
+                     + (f" ({col})" if col else "") + f", of {fmt.count(total)} in all"))
+    elif cov.get("clusters"):
         col = cov.get("cluster_column")
         rows.append(("Independent units", f"{fmt.count(cov.get('clusters'))} clusters" + (f" ({col})" if col else "")))
     elif cases.get("total") or cases.get("paired"):

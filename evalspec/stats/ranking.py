@@ -24,6 +24,7 @@ point ``D_jk`` and it takes no part in the maximum.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,7 @@ import numpy as np
 
 from evalspec.stats._validation import InvalidArgument, _level
 
-__all__ = ["RankResult", "holm", "rank_intervals", "ranks_from_intervals", "tiers"]
+__all__ = ["RankResult", "holm", "ppi_rank_intervals", "rank_intervals", "ranks_from_intervals", "tiers"]
 
 
 @dataclass(frozen=True)
@@ -184,3 +185,103 @@ def tiers(estimates: np.ndarray, low: np.ndarray) -> list[list[int]]:
         if not runs or not set(run) <= set(runs[-1]):
             runs.append(run)
     return runs
+
+
+def ppi_max_t_critical(totals: list[np.ndarray], lams: np.ndarray, weights: np.ndarray, level: float) -> float:
+    """The ``level`` quantile of ``max |D* - D| / s*`` over pairs of PPI++ estimates (one per candidate, each with
+    its fixed ``lams[j]``), for resample weights (B x G); ``totals[j]`` are candidate j's cluster totals
+    (:func:`evalspec.stats.ppi.cluster_totals`). ``s*`` is each resample's own cluster-robust standard error of
+    the pair's difference (bootstrap-t); resamples a stratum of which has no labelled case are left out."""
+    from evalspec.stats.ppi import resampled
+
+    k = len(totals)
+    ii, jj = _pair_index(k)
+    ones = np.ones((1, weights.shape[1]))
+    fit = [resampled(t, ones, float(lams[j])) for j, t in enumerate(totals)]
+    d = np.array([fit[a][0][0] - fit[b][0][0] for a, b in zip(ii, jj, strict=True)])
+    se = np.array([math.sqrt(float(np.sum((fit[a][2][0] - fit[b][2][0]) ** 2))) for a, b in zip(ii, jj, strict=True)])
+    use = np.flatnonzero(se > 1e-15)
+    if use.size == 0:
+        return 0.0
+    worst: list[np.ndarray] = []
+    chunk = max(1, min(500, 2_000_000 // max(1, weights.shape[1] * k)))
+    for s in range(0, weights.shape[0], chunk):
+        w = weights[s:s + chunk]
+        got = [resampled(t, w, float(lams[j])) for j, t in enumerate(totals)]
+        est = np.stack([g[0] for g in got], axis=1)  # b x K
+        psi = np.stack([g[2] for g in got], axis=2)  # b x G x K
+        dev = np.abs((est[:, ii[use]] - est[:, jj[use]]) - d[use][None, :])
+        se_b = np.sqrt(np.einsum("bg,bgp->bp", w, (psi[:, :, ii[use]] - psi[:, :, jj[use]]) ** 2))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(se_b > 1e-15, dev / se_b, np.where(dev > 1e-15, np.inf, 0.0))
+        tmax = t.max(axis=1)
+        worst.append(tmax[np.isfinite(est).all(axis=1)])
+    every = np.concatenate(worst)
+    return float(np.quantile(every, level, method="higher")) if every.size else math.inf
+
+
+def ppi_rank_intervals(human: Any, judge: Any, labelled: Any, clusters: Any = None, *, strata: Any = None,
+                       confidence_level: float = 0.95, resamples: int = 2000, seed: int = 0) -> RankResult:
+    """Simultaneous rank intervals of the candidates' **human-label** pass rates, each estimated by PPI++.
+
+    ``judge`` (cases x K) holds the judge's labels on every case; ``human`` (cases x K) people's labels, read
+    on the ``labelled`` cases (labelled for every candidate: a random subset, drawn at random within
+    ``strata`` when given). Each candidate gets its own tuned lambda (``ppi_py``'s per-coordinate tuning,
+    ``lam_optim_mode="element"``), so the K estimates are one vector and their differences are transitive.
+    The simultaneous intervals of all pairwise differences come from a cluster bootstrap-t of the largest
+    studentised deviation (as :func:`rank_intervals`), with each pair's cluster-robust (CR1 on the labelled
+    clusters) standard error; p-values are t on (labelled clusters - 1) degrees of freedom. ``extra`` holds
+    the lambdas and the judge-only estimates.
+    """
+    from scipy import special
+
+    from evalspec.stats.ppi import cluster_totals, ppi_mean_interval, resampled
+
+    level = _level("confidence_level", confidence_level)
+    f = np.asarray(judge, dtype=np.float64)
+    h = np.asarray(human, dtype=np.float64)
+    lab = np.asarray(labelled, dtype=bool)
+    if f.ndim != 2 or f.shape[1] < 2 or f.shape != h.shape or lab.shape != (f.shape[0],) or not np.all(np.isfinite(f)):
+        raise InvalidArgument("judge", judge, "judge and human must be cases x candidates matrices (at least 2 "
+                              "candidates) with one labelled flag per case, the judge's labels finite")
+    if resamples < 100:
+        raise InvalidArgument("resamples", resamples, "must be at least 100")
+    n, k = f.shape
+    cl = np.arange(n) if clusters is None else np.unique(np.asarray(clusters), return_inverse=True)[1].reshape(-1)
+    st = np.zeros(n, dtype=np.int64) if strata is None else np.unique(np.asarray(strata), return_inverse=True)[1]
+    fits = [ppi_mean_interval(np.where(lab, h[:, j], np.nan), f[:, j], lab, clusters=cl, strata=st,
+                              confidence_level=level) for j in range(k)]
+    lams = np.array([r.lam for r in fits])
+    g = int(cl.max()) + 1
+    totals = [cluster_totals(np.nan_to_num(np.where(lab, h[:, j], 0.0)), f[:, j], lab, cl, st, g) for j in range(k)]
+    rng = np.random.default_rng(seed)
+    weights = np.concatenate([rng.multinomial(g, np.full(g, 1.0 / g), size=min(1000, resamples - s))
+                              for s in range(0, resamples, 1000)]).astype(np.float64)
+    crit = ppi_max_t_critical(totals, lams, weights, level)
+    ones = np.ones((1, g))
+    psi = np.stack([resampled(t, ones, float(lams[j]))[2][0] for j, t in enumerate(totals)], axis=1)  # G x K
+    theta = np.array([r.estimate for r in fits])
+    g_lab = int(np.unique(cl[lab]).size)
+    factor = g_lab / (g_lab - 1) if g_lab > 1 else 1.0
+    diff = theta[:, None] - theta[None, :]
+    raw = np.sqrt(np.sum((psi[:, :, None] - psi[:, None, :]) ** 2, axis=0))  # the bootstrap-t's own scale
+    with np.errstate(invalid="ignore"):
+        half = np.where(raw > 1e-15, crit * raw, 0.0)
+    low, high = diff - half, diff + half
+    rank_low, rank_high = ranks_from_intervals(low)
+    se = math.sqrt(factor) * raw
+    ii, jj = _pair_index(k)
+    df = max(g_lab - 1, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tstat = np.abs(diff[ii, jj]) / se[ii, jj]
+    p_pairs = np.where(se[ii, jj] > 1e-15, 2 * special.stdtr(df, -np.nan_to_num(tstat, nan=0.0, posinf=1e300)),
+                       np.where(np.abs(diff[ii, jj]) > 1e-15, 0.0, 1.0))
+    p = np.ones((k, k))
+    p[ii, jj] = p[jj, ii] = p_pairs
+    hm = np.ones((k, k))
+    hm[ii, jj] = hm[jj, ii] = holm(p_pairs)
+    return RankResult(estimates=theta, diff=diff, se=se, low=low, high=high, critical=crit, rank_low=rank_low,
+                      rank_high=rank_high, pvalues=p, holm=hm, units=g, cases=n, resamples=int(resamples),
+                      seed=int(seed), confidence_level=level,
+                      extra={"lams": lams, "judge_estimates": f.mean(axis=0), "labelled_units": g_lab,
+                             "labelled_cases": int(lab.sum())})

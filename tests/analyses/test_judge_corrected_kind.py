@@ -245,3 +245,31 @@ def test_minimum_units_counts_the_labelled_units(tmp_path: Path) -> None:
     decision = json.loads((tmp_path / "out" / "claim.json").read_text())["decision"]
     assert decision["verdict"] == "too_few_units"
     assert decision["reasons"][0].startswith("Only 56 independent labelled clusters")
+
+
+def test_ranks_of_human_label_needs_a_judge_corrected_analysis(tmp_path: Path) -> None:
+    three = PLAN.replace("B: {{model: b}}}}", "B: {{model: b}}, C: {{model: c}}}}")
+    (tmp_path / "plan.yaml").write_text(three.format(analyses="  - {kind: ranking, ranks_of: human_label}"),
+                                        encoding="utf-8")
+    from click.testing import CliRunner
+
+    from evalspec.cli import cli
+
+    res = CliRunner().invoke(cli, ["validate", str(tmp_path / "plan.yaml")])
+    assert res.exit_code != 0 and "ranks_of: human_label needs a judge_corrected analysis" in res.output
+    assert "plan.yaml:12:" in res.output, res.output  # located at the key
+
+
+def test_cluster_bootstrap_interval_is_shown_and_can_be_the_one_offered() -> None:
+    from evalspec.stats.ppi import ppi_bootstrap_interval
+
+    ctx, (ya, yb, fa, fb, lab) = study()
+    out = compute(ctx, params(primary=True, seed=3, resamples=1000))
+    c = out.result.comparison
+    ref = ppi_bootstrap_interval(np.where(lab, ya - yb, np.nan), fa - fb, lab, clusters=ctx.case_cluster,
+                                 resamples=1000, seed=3, bounds=(-1.0, 1.0))
+    assert (c.corrected_bootstrap.low, c.corrected_bootstrap.high) == pytest.approx((ref.low, ref.high))
+    assert c.offered == "cluster_robust" and out.offers.primary.low == c.corrected.low
+    boot = compute(ctx, params(primary=True, seed=3, resamples=1000, interval="cluster_bootstrap"))
+    assert boot.offers.primary.low == pytest.approx(ref.low) and "bootstrap" in boot.offers.primary.method
+    assert "interval" not in params().model_dump()  # unset: the plan's hash is unchanged

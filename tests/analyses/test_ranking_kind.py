@@ -100,3 +100,59 @@ def test_a_model_grader_is_named() -> None:
     out = compute(dataclasses.replace(ctx, plan=judged), params())
     assert "ranks_of_judge_labels" in {c.code for c in out.caveats}
     assert "ranks_of_judge_labels" not in {c.code for c in compute(ctx, params()).caveats}
+
+
+def judged_ctx(seed: int = 0, n: int = 300, clusters: int = 60, share: float = 0.3):
+    """Four candidates, the judge lenient with the weaker ones; people label a random share of the cases."""
+    from evalspec.analyses.judge_corrected import JudgeCorrectedParams
+
+    rng = np.random.default_rng(seed)
+    truth, lenient = np.array([0.55, 0.62, 0.69, 0.76]), np.array([0.7, 0.45, 0.2, 0.0])
+    y = (rng.random((n, 4)) < truth).astype(float)
+    f = np.where(y == 1, 1.0, (rng.random((n, 4)) < lenient).astype(float))
+    lab = rng.random(n) < share
+    names = ["M0", "M1", "M2", "M3"]
+    cand = [j for j in range(4) for _ in range(n)]
+    case = list(range(n)) * 4
+    ctx = context_from_arrays(names, [f"c{i}" for i in range(n)], cand, case, list(f.T.reshape(-1)),
+                              clusters=[f"g{i * clusters // n}" for i in range(n)], baseline="M0")
+    human = np.array([y[i, j] if lab[i] else None for j in range(4) for i in range(n)], dtype=object)
+    jc = JudgeCorrectedParams.model_validate({"kind": "judge_corrected", "human_label": "human",
+                                              "labelled_subset": {"selection": "simple_random"}})
+    plan = SimpleNamespace(decision=ctx.plan.decision, analyses=[jc], data=SimpleNamespace(grader="model"))
+    ctx = dataclasses.replace(ctx, plan=plan, repeats=dataclasses.replace(ctx.repeats, columns={"human": human}))
+    return ctx, y, f, lab
+
+
+def test_with_a_labelled_subset_the_ranks_are_of_the_corrected_rates() -> None:
+    from evalspec.stats.ranking import ppi_rank_intervals
+
+    ctx, y, f, lab = judged_ctx()
+    out = compute(ctx, params(seed=4))
+    res = out.result
+    r = ppi_rank_intervals(np.where(lab[:, None], y, np.nan), f, lab, ctx.case_cluster, resamples=1000, seed=4)
+    by = {row.candidate: row for row in res.ranks}
+    for j, name in enumerate(["M0", "M1", "M2", "M3"]):
+        assert by[name].estimate == pytest.approx(r.estimates[j])
+        assert (by[name].rank_low, by[name].rank_high) == (r.rank_low[j], r.rank_high[j])
+        assert res.judge_estimates[name] == pytest.approx(f[:, j].mean())
+    assert res.ranks_of == "human_label" and res.human_label == "human"
+    assert res.labelled_cases == int(lab.sum()) and res.labelled_units == len(set(ctx.case_cluster[lab].tolist()))
+    assert "PPI++" in res.method
+    assert "ranks_of_judge_labels" not in {c.code for c in out.caveats}
+    # the judge alone puts M0 (truly worst) on top; the corrected ranks put M3 first
+    judge_only = compute(ctx, params(seed=4, ranks_of="outcome"))
+    assert judge_only.result.ranks[0].candidate == "M0" and judge_only.result.ranks_of == "outcome"
+    assert "ranks_of_judge_labels" in {c.code for c in judge_only.caveats}
+    assert res.ranks[0].candidate == "M3"
+
+
+def test_corrected_ranks_refuse_too_few_labelled_units() -> None:
+    ctx, *_ = judged_ctx(share=0.02)
+    with pytest.raises(AnalysisRefused, match="ranks_of: outcome"):
+        compute(ctx, params())
+
+
+def test_ranks_of_is_left_out_of_the_plan_hash_when_unset() -> None:
+    assert "ranks_of" not in params().model_dump()
+    assert params(ranks_of="outcome").model_dump()["ranks_of"] == "outcome"
