@@ -110,10 +110,14 @@ class RankingResult(ResultModel):
                                                      "corrected ones.")
 
 
+def _labelled(a: Any) -> bool:
+    """An analysis that measures the judge against people: it names a human_label and how the subset was drawn."""
+    return bool(getattr(a, "human_label", None)) and getattr(a, "labelled_subset", None) is not None
+
+
 def _judge(plan: Any) -> Any:
-    """The plan's first judge_corrected analysis (its human_label and labelled_subset), or None."""
-    return next((a for a in getattr(plan, "analyses", None) or [] if getattr(a, "kind", None) == "judge_corrected"),
-                None)
+    """The plan's first analysis with a labelled subset (judge_corrected: its human_label, labelled_subset), or None."""
+    return next((a for a in getattr(plan, "analyses", None) or [] if _labelled(a)), None)
 
 
 def _corrected(params: RankingParams, plan: Any) -> bool:
@@ -245,7 +249,7 @@ def columns(params: RankingParams, plan: Any) -> list[ColumnNeed]:
 
 
 def _needs_labels(view: Any) -> Iterable[Issue]:
-    judged = any(True for _ in entries(view, "judge_corrected"))
+    judged = any(_labelled(a) for _, a in view.analyses)
     for i, a in entries(view, "ranking"):
         if a.ranks_of == "human_label" and not judged:
             yield Issue(("analyses", i, "ranks_of"), "ranks_of: human_label needs a judge_corrected analysis",
