@@ -321,46 +321,49 @@ def check_data(handle: _PlanHandle) -> tuple[Any, _Needs, dict[str, Any]]:
     return checked, needs, kinds
 
 
-def _evidence(handle: _PlanHandle, ctx: Any, kinds: dict[str, Any], records: list[_Record], tidy: Any) -> Any:
-    """The case outcomes the decision's estimand guard reads, with the missing-outcome sensitivity.
+def case_evidence(ctx: Any, kinds: dict[str, Any], records: list[Any], attempt_kw: dict[str, Any]) -> Any:
+    """The case outcomes the decision's estimand guard reads, and the other readings the verdict must survive.
 
-    Under ``missing.policy: exclude`` a candidate's missing outcomes are left out; the guard
-    also needs them counted as failures (a candidate must not gain by not answering). Each
-    analysis that offers a primary interval is then run again on those outcomes, for the
-    candidate it compares only (the baseline keeps the plan's policy), and the decision reads
-    the verdict that interval would give.
+    Each reading (:mod:`evalspec.sensitivity_views`: the primary candidate's missing and never-run
+    attempts counted as failures; candidate and baseline cut to the same number of attempts) is
+    a context of its own, on which every analysis that offers the decision a primary interval or
+    a critical-failure status runs again; the decision reaches the verdict on each and compares.
+    ``kinds``: kind name -> kind (its ``compute``); ``attempt_kw``: the attempt rule's extra columns
+    (:func:`evalspec.attempts.attempt_columns`), aligned with ``ctx.repeats``.
     """
     from dataclasses import replace
 
     from evalspec.analyses.contract import AnalysisRefused
-    from evalspec.attempts import CaseOutcomes, attempt_columns, reduce_attempts
-    from evalspec.decision import CaseEvidence
+    from evalspec.decision import Alternative, CaseEvidence
+    from evalspec.sensitivity_views import equal_attempts, missing_as_failures
 
-    plan = handle.plan
-    if plan.missing.policy != "exclude" or not np.isnan(tidy.passed).any():
+    offering = [r for r in records if r.offers.primary is not None or r.offers.critical]
+    if not offering:
         return CaseEvidence.from_context(ctx)
-    failed = reduce_attempts(tidy.cand, tidy.case, tidy.repeat, tidy.passed, n_candidates=len(ctx.candidates),
-                             n_cases=len(tidy.case_ids), rule=plan.attempts.rule, k=plan.attempts.k,
-                             missing_policy="count_as_fail", **attempt_columns(plan, tidy.raw))
-    sensitivity: dict[int, Any] = {}
-    for r in records:
-        p = r.offers.primary
-        if p is None:
+    primary = next((r.offers.primary for r in records if r.offers.primary is not None), None)
+    pair = (primary.candidate, primary.baseline) if primary is not None else ctx.primary
+    if pair is None:
+        return CaseEvidence.from_context(ctx)
+    views = [missing_as_failures(ctx, pair[0], pair[1], **attempt_kw)]
+    if primary is not None:
+        views.append(equal_attempts(ctx, pair[0], pair[1], **attempt_kw))
+    alternatives = []
+    for view in views:
+        if view is None:
             continue
-        values = np.array(ctx.outcomes.values, copy=True)
-        j = ctx.candidates.index(p.candidate)
-        values[j] = np.where(np.isnan(failed.values[j]), values[j], failed.values[j])
-        if np.array_equal(values, ctx.outcomes.values, equal_nan=True):
-            continue
-        attempts = np.array(ctx.outcomes.attempts, copy=True)
-        attempts[j] = np.where(np.isnan(failed.values[j]), attempts[j], failed.attempts[j])
-        alt = replace(ctx, outcomes=CaseOutcomes(values=values, attempts=attempts, rule=ctx.outcomes.rule,
-                                                 k=ctx.outcomes.k))
-        try:
-            sensitivity[r.index] = kinds[r.kind].compute(alt, r.params).offers.primary
-        except AnalysisRefused:  # reported as not recomputed (the estimate is still compared)
-            sensitivity[r.index] = None
-    return CaseEvidence.from_context(ctx, values_missing_as_fail=failed.values, sensitivity=sensitivity)
+        redone: list[Any] = []
+        for r in offering:
+            try:
+                out = kinds[r.kind].compute(view.ctx, r.params)
+            except AnalysisRefused:  # the reading cannot be analysed: its verdict is not known
+                redone = []
+                break
+            redone.append(replace(r, result=out.result, caveats=list(out.caveats), seeds=list(out.seeds),
+                                  offers=out.offers))
+        if redone:
+            alternatives.append(Alternative(code=view.code, values=view.ctx.outcomes.values, records=redone,
+                                            cases=view.cases, more=view.more))
+    return CaseEvidence.from_context(ctx, alternatives=tuple(alternatives))
 
 
 def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict[str, Any]:
@@ -403,7 +406,7 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     records = _analyse(handle, ctx, kinds)
 
     coverage, units, unit_name = _coverage(plan, checked, outcomes, case_cluster, _primary(records))
-    evidence = _evidence(handle, ctx, kinds, records, tidy)
+    evidence = case_evidence(ctx, kinds, records, attempt_columns(plan, tidy.raw))
     decision = decide(plan, records, units=units, unit_name=unit_name, missing=checked.missing, evidence=evidence)
 
     digest = plan_hash(handle)

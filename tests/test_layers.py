@@ -71,7 +71,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.pilot",
     ),
     # 4. Runtime: what a kind's compute receives (and contexts built from lists, for tests).
-    "runtime": ("evalspec.analyses.context", "evalspec.testing"),
+    "runtime": ("evalspec.analyses.context", "evalspec.testing", "evalspec.sensitivity_views"),
     # 5. Decision: the preregistered rule applied to the kinds' offers.
     "decision": ("evalspec.decision", "evalspec.decision.guard", "evalspec.decision.record", "evalspec.decision.rules",
                  "evalspec.decision.table", "evalspec.decision.verdicts", "evalspec.decision.wording"),

@@ -63,8 +63,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalspec.analyses.contract import Caveat
-from evalspec.decision.guard import LEDGER_CAVEATS, CaseEvidence, looks_caveat
-from evalspec.decision.record import CriticalThreshold, DecisionRecord, EstimandCheck, MissingSensitivity, Thresholds
+from evalspec.decision.guard import LEDGER_CAVEATS, Alternative, CaseEvidence, looks_caveat
+from evalspec.decision.record import CriticalThreshold, DecisionRecord, EstimandCheck, MissingSensitivity, Sensitivity, Thresholds
 from evalspec.decision.rules import Decider
 from evalspec.decision.verdicts import CLOSE, DECISIVE, FAVOURABLE, VERDICTS, VerdictCode, verdict_label
 
@@ -74,11 +74,13 @@ __all__ = [
     "FAVOURABLE",
     "LEDGER_CAVEATS",
     "VERDICTS",
+    "Alternative",
     "CaseEvidence",
     "CriticalThreshold",
     "DecisionRecord",
     "EstimandCheck",
     "MissingSensitivity",
+    "Sensitivity",
     "Thresholds",
     "VerdictCode",
     "decide",

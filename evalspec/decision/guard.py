@@ -14,10 +14,13 @@ applies one rule to every kind's offer:
 * the interval must contain that estimate, and the interval's own estimate must not point the
   other way (both at least :data:`SIGN_TOLERANCE` from zero); otherwise the verdict is
   ``inconclusive``, with the two numbers in the reasons;
-* with the ``exclude`` policy, the primary analysis is run again with the candidate's missing
-  outcomes counted as failures (a candidate must not gain by not answering); when that gives a
-  different verdict, a verdict that would adopt the candidate becomes ``inconclusive`` and any
-  other verdict carries a caveat with both intervals;
+* the whole decision is reached again on the other readings of the same results the runtime
+  builds (:class:`Alternative`, :mod:`evalspec.sensitivity_views`): the candidate's missing and
+  never-run attempts counted as failures (a candidate must not gain by not answering or by not
+  being run) — when that gives a different verdict, a verdict that would adopt the candidate
+  becomes ``inconclusive`` and any other carries a caveat with both; and, under a rule whose
+  outcome depends on the number of attempts, both sides cut to the same attempts — when that
+  gives a different verdict, no decisive verdict stands;
 * an interval of another estimand of the outcome column that passes both checks carries a caveat
   naming its estimand; an estimand of another quantity (people's labels behind a judge's
   outcomes, :data:`OUTCOME_ESTIMANDS`) is not compared with the outcome column, only checked
@@ -30,14 +33,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalspec.analyses.contract import Caveat, PrimaryInterval
-from evalspec.decision.record import EstimandCheck, MissingSensitivity
-from evalspec.decision.table import verdict_of
+from evalspec.decision.record import EstimandCheck, MissingSensitivity, Sensitivity
 from evalspec.decision.wording import estimand_words, lvl, signed
 
 if TYPE_CHECKING:  # pragma: no cover - numpy is imported where the arrays are read (the report imports this package)
     import numpy as np
 
-__all__ = ["CASE_WEIGHTED", "LEDGER_CAVEATS", "OUTCOME_ESTIMANDS", "SIGN_TOLERANCE", "CaseEvidence", "GuardOutcome", "check_estimand", "looks_caveat"]
+__all__ = ["CASE_WEIGHTED", "LEDGER_CAVEATS", "OUTCOME_ESTIMANDS", "SIGN_TOLERANCE", "Alternative", "CaseEvidence", "GuardOutcome",
+           "check_estimand", "looks_caveat"]
 
 CASE_WEIGHTED = "case_weighted_difference"
 
@@ -51,52 +54,60 @@ SIGN_TOLERANCE = 0.0005
 
 
 @dataclass(frozen=True)
+class Alternative:
+    """The same results read another way, with the analyses that offer the decision something run on it.
+
+    ``code``: ``missing_as_failures`` (every missing or never-run attempt of the primary candidate a
+    failure; the baseline keeps the plan's policy) or ``equal_attempts`` (candidate and baseline cut to
+    the same number of attempts per case, under a rule whose outcome depends on it). ``values``: the
+    case outcomes on that view; ``records``: the re-run analyses (only ``offers`` and ``caveats`` are
+    read); ``cases``: the cases the view changed; ``more``: for ``equal_attempts``, the cases where
+    the candidate had more attempts and those where the baseline had.
+    """
+
+    code: str
+    values: np.ndarray
+    records: list[Any]
+    cases: int
+    more: tuple[int, int] = (0, 0)
+
+
+@dataclass(frozen=True)
 class CaseEvidence:
     """The case outcomes the decision needs, handed over by the runtime (no statistic in it).
 
     ``values[j, i]``: outcome of candidate ``candidates[j]`` on case ``i`` under the plan's
-    missing-outcome policy (NaN: no usable outcome). ``values_missing_as_fail``: the same with
-    missing outcomes counted as failures, given when the policy is not already that (else None).
-    ``sensitivity``: per analysis index, the primary interval that analysis offers on the
-    outcomes with the candidate's missing outcomes counted as failures (the runtime re-runs it).
+    missing-outcome policy (NaN: no usable outcome). ``alternatives``: the other readings of the
+    same results the verdict must survive (:class:`Alternative`), each with its analyses re-run.
     """
 
     candidates: list[str]
     values: np.ndarray
     policy: str = "count_as_fail"
-    values_missing_as_fail: np.ndarray | None = None
-    sensitivity: dict[int, PrimaryInterval | None] | None = None
+    rule: str = "first"
+    alternatives: tuple[Alternative, ...] = ()
 
     @classmethod
-    def from_context(cls, ctx: Any, values_missing_as_fail: np.ndarray | None = None,
-                     sensitivity: dict[int, PrimaryInterval | None] | None = None) -> CaseEvidence:
+    def from_context(cls, ctx: Any, alternatives: tuple[Alternative, ...] = ()) -> CaseEvidence:
         """From an :class:`~evalspec.analyses.context.AnalysisContext` (the arrays the analyses saw)."""
         import numpy as np
 
         return cls(candidates=list(ctx.candidates), values=np.asarray(ctx.outcomes.values, dtype=np.float64),
-                   policy=str(ctx.missing_policy), values_missing_as_fail=values_missing_as_fail,
-                   sensitivity=sensitivity)
+                   policy=str(ctx.missing_policy), rule=str(ctx.outcomes.rule), alternatives=tuple(alternatives))
 
-    def difference(self, candidate: str, baseline: str, *, missing_as_fail: bool = False) -> tuple[float, int, int]:
-        """(case-weighted difference, paired cases, cases whose candidate outcome changes).
+    def alternative(self, code: str) -> Alternative | None:
+        return next((a for a in self.alternatives if a.code == code), None)
 
-        With ``missing_as_fail`` the candidate's outcomes are those with its missing outcomes
-        counted as failures (a case it never answered fails; a case whose first attempt timed
-        out fails under ``first``), the baseline's stay under the plan's policy.
-        """
+    def difference(self, candidate: str, baseline: str, values: np.ndarray | None = None) -> tuple[float, int]:
+        """(case-weighted difference, paired cases) on ``values`` (default: the plan's reading)."""
         import numpy as np
 
-        y = self.values[self.candidates.index(baseline)]
-        x = self.values[self.candidates.index(candidate)]
-        imputed = 0
-        if missing_as_fail and self.values_missing_as_fail is not None:
-            xf = self.values_missing_as_fail[self.candidates.index(candidate)]
-            changed = ~np.isnan(xf) & ~np.isnan(y) & (np.isnan(x) | (x != xf))
-            imputed = int(np.count_nonzero(changed))
-            x = np.where(np.isnan(xf), x, xf)
+        v = self.values if values is None else values
+        y = v[self.candidates.index(baseline)]
+        x = v[self.candidates.index(candidate)]
         keep = ~np.isnan(x) & ~np.isnan(y)
         n = int(np.count_nonzero(keep))
-        return (float(np.mean(x[keep] - y[keep])) if n else float("nan")), n, imputed
+        return (float(np.mean(x[keep] - y[keep])) if n else float("nan")), n
 
 
 @dataclass
@@ -107,15 +118,22 @@ class GuardOutcome:
     #: reasons to make the verdict inconclusive (empty: the verdict stands)
     overrule: list[str]
     caveats: list[Caveat]
+    #: the caveat code of the first rule that overruled the verdict (None: it stands)
+    overruled_by: str | None = None
 
 
 def check_estimand(p: PrimaryInterval, index: int | None, evidence: CaseEvidence | None, verdict: str,
-                   goal: str, d: float, m: float | None) -> GuardOutcome:
-    """Apply the guard to the primary interval ``p`` (from analysis ``index``) and its table verdict."""
+                   goal: str, d: float, m: float | None,
+                   views: dict[str, tuple[str, str, PrimaryInterval | None]] | None = None) -> GuardOutcome:
+    """Apply the guard to the primary interval ``p`` (from analysis ``index``) and its table verdict.
+
+    ``views``: per alternative's code, the verdict the whole decision reaches on it, its headline
+    and its primary interval (the decider computes them from ``evidence.alternatives``).
+    """
     if evidence is None or p.candidate not in evidence.candidates or p.baseline not in evidence.candidates:
         return GuardOutcome(None, [], [])
     import math
-    est, n, _ = evidence.difference(p.candidate, p.baseline)
+    est, n = evidence.difference(p.candidate, p.baseline)
     if n == 0:
         return GuardOutcome(None, [], [])
     comparable = p.estimand in OUTCOME_ESTIMANDS
@@ -125,6 +143,7 @@ def check_estimand(p: PrimaryInterval, index: int | None, evidence: CaseEvidence
     what = estimand_words(p.estimand)
     overrule: list[str] = []
     caveats: list[Caveat] = []
+    by: str | None = None
     if not contains or not sign_ok:
         problem = [] if contains else [f"lies outside the interval ({signed(p.low)} to {signed(p.high)} points)"]
         if not sign_ok:
@@ -134,23 +153,26 @@ def check_estimand(p: PrimaryInterval, index: int | None, evidence: CaseEvidence
                 f"{' and '.join(problem)}. The interval does not bound the quantity the verdict is about, so it "
                 "cannot carry a verdict.")
         overrule.append(text)
+        by = "estimand_mismatch"
         caveats.append(Caveat(code="estimand_mismatch", severity="verdict", message=text))
     elif p.estimand != CASE_WEIGHTED and comparable:
         caveats.append(Caveat(code="other_estimand", severity="verdict", message=(
             f"The primary interval bounds {what}, not the pass-rate difference with each case counting once "
             f"({signed(est)} points here, inside the interval); the thresholds are about the latter.")))
-    sens = _missing_sensitivity(p, index, evidence, goal, d, m)
-    if sens is not None and sens.verdict is not None and sens.verdict != verdict and not overrule:
-        rng = "" if sens.low is None or sens.high is None else f" (interval {signed(sens.low)} to {signed(sens.high)})"
-        text = (f"{sens.cases} case(s) where {p.candidate} has missing outcomes were read under the plan's "
-                f"'{sens.policy}' policy (missing attempts left out). Counted as failures of {p.candidate}, the difference is {signed(sens.estimate)}"
-                f" points{rng} and the verdict would be '{sens.verdict}', not '{verdict}': the verdict holds only if "
-                f"{p.candidate}'s missing outcomes are unrelated to how it would have done.")
-        from evalspec.decision.verdicts import FAVOURABLE
+    from evalspec.decision.verdicts import FAVOURABLE
 
-        if verdict in FAVOURABLE:
+    sens = _sensitivity(p, evidence, "missing_as_failures", views)
+    att = _sensitivity(p, evidence, "equal_attempts", views)
+    for code, s in (("missing_sensitivity", sens), ("unequal_attempts", att)):
+        if s is None or s.verdict is None or s.verdict == verdict or by == "estimand_mismatch":
+            continue
+        text = (_missing_words if code == "missing_sensitivity" else _attempts_words)(p, s, verdict)
+        # counting the candidate's missing outcomes as failures can only lower it: a verdict against it stands
+        # with the caveat. Unequal attempts can move the difference either way: no decisive verdict stands.
+        if verdict in FAVOURABLE if code == "missing_sensitivity" else verdict != "inconclusive":
             overrule.append(text)
-        caveats.append(Caveat(code="missing_sensitivity", severity="verdict", message=text))
+            by = by or code
+        caveats.append(Caveat(code=code, severity="verdict", message=text))
     stands = not overrule
     if not comparable:
         words = (f"The primary interval ({signed(p.low)} to {signed(p.high)} points) bounds {what}; the outcome "
@@ -162,25 +184,49 @@ def check_estimand(p: PrimaryInterval, index: int | None, evidence: CaseEvidence
     else:
         words = overrule[0]
     check = EstimandCheck(estimand=p.estimand, case_weighted_estimate=est, cases=n, compared=comparable,
-                          interval_contains=contains,
-                          sign_agrees=sign_ok, missing_as_failures=sens, stands=stands, message=words)
-    return GuardOutcome(check, overrule, caveats)
+                          interval_contains=contains, sign_agrees=sign_ok,
+                          missing_as_failures=None if sens is None else MissingSensitivity(
+                              policy=evidence.policy, **sens.model_dump()),
+                          equal_attempts=att, stands=stands, message=words)
+    return GuardOutcome(check, overrule, caveats, by)
 
 
-def _missing_sensitivity(p: PrimaryInterval, index: int | None, evidence: CaseEvidence, goal: str, d: float,
-                         m: float | None) -> MissingSensitivity | None:
-    """The comparison with the candidate's missing outcomes counted as failures (None when none are missing)."""
-    if evidence.values_missing_as_fail is None:
+def _sensitivity(p: PrimaryInterval, evidence: CaseEvidence, code: str,
+                 views: dict[str, tuple[str, str, PrimaryInterval | None]] | None) -> Sensitivity | None:
+    """The comparison on the alternative reading ``code`` (None when the runtime built none)."""
+    alt = evidence.alternative(code)
+    if alt is None:
         return None
-    est, _, imputed = evidence.difference(p.candidate, p.baseline, missing_as_fail=True)
-    if imputed == 0:
-        return None
-    other = (evidence.sensitivity or {}).get(index) if index is not None else None
-    if other is None:
-        return MissingSensitivity(policy=evidence.policy, cases=imputed, estimate=est)
-    verdict = verdict_of(goal, other.low, other.high, d, m) if other.informative else "inconclusive"
-    return MissingSensitivity(policy=evidence.policy, cases=imputed, estimate=est, low=other.low, high=other.high,
-                              informative=other.informative, verdict=verdict)  # type: ignore[arg-type]
+    est, _ = evidence.difference(p.candidate, p.baseline, alt.values)
+    verdict, headline, other = (views or {}).get(code, (None, None, None))
+    return Sensitivity(cases=alt.cases, candidate_more=alt.more[0], baseline_more=alt.more[1], estimate=est,
+                       low=None if other is None else other.low, high=None if other is None else other.high,
+                       informative=None if other is None else other.informative,
+                       verdict=verdict, headline=headline)  # type: ignore[arg-type]
+
+
+def _then(s: Sensitivity, verdict: str) -> str:
+    rng = "" if s.low is None or s.high is None else f" (interval {signed(s.low)} to {signed(s.high)})"
+    why = f" — {s.headline.rstrip('.')}" if s.verdict in ("blocked", "too_few_units") and s.headline else ""
+    return (f"the difference is {signed(s.estimate)} points{rng} and the verdict would be '{s.verdict}'{why}, "
+            f"not '{verdict}'")
+
+
+def _missing_words(p: PrimaryInterval, s: Sensitivity, verdict: str) -> str:
+    return (f"{s.cases} case(s) where {p.candidate} has missing outcomes or was never run were left out of the "
+            f"comparison. Counted as failures of {p.candidate}, {_then(s, verdict)}: the verdict holds only if "
+            f"{p.candidate}'s missing outcomes are unrelated to how it would have done.")
+
+
+def _attempts_words(p: PrimaryInterval, s: Sensitivity, verdict: str) -> str:
+    who = []
+    if s.candidate_more:
+        who.append(f"{p.candidate} had more attempts than {p.baseline} on {s.candidate_more} case(s)")
+    if s.baseline_more:
+        who.append(f"{p.baseline} had more attempts than {p.candidate} on {s.baseline_more} case(s)")
+    return (f"The attempt rule's outcome depends on how many attempts a case had, and {' and '.join(who)}: the two "
+            f"sides answer different questions there. With both cut to the same attempts on every case, "
+            f"{_then(s, verdict)}.")
 
 
 #: Caveat codes ``run`` adds from the ledger of looks, after the pipeline (a re-run in memory cannot have them).

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalspec.analyses.contract import Caveat, CriticalStatus, Finding, PrimaryInterval, SequentialStatus
 from evalspec.decision.verdicts import VerdictCode
 
-__all__ = ["CriticalThreshold", "DecisionRecord", "EstimandCheck", "MissingSensitivity", "Thresholds"]
+__all__ = ["CriticalThreshold", "DecisionRecord", "EstimandCheck", "MissingSensitivity", "Sensitivity", "Thresholds"]
 
 
 class _Model(BaseModel):
@@ -35,18 +35,26 @@ class Thresholds(_Model):
     minimum_units: int
 
 
-class MissingSensitivity(_Model):
-    """The primary comparison again with the candidate's missing outcomes counted as failures."""
+class Sensitivity(_Model):
+    """The whole decision again on another reading of the same results (docs/decision.md, "The estimand guard")."""
 
-    policy: str = Field(description="The plan's missing-outcome policy the verdict used.")
-    cases: int = Field(description="Cases whose candidate outcome was missing under the policy and counts as a "
-                       "failure here.")
-    estimate: float = Field(description="Case-weighted difference with those cases counted as failures.")
-    low: float | None = Field(None, description="The primary analysis's interval on those outcomes (None when it "
+    cases: int = Field(description="Cases that reading changes.")
+    candidate_more: int = Field(0, description="equal_attempts: cases where the candidate had more attempts.")
+    baseline_more: int = Field(0, description="equal_attempts: cases where the baseline had more attempts.")
+    estimate: float = Field(description="Case-weighted difference on that reading.")
+    low: float | None = Field(None, description="The primary analysis's interval on that reading (None when it "
                               "was not recomputed).")
     high: float | None = None
     informative: bool | None = None
-    verdict: VerdictCode | None = Field(None, description="The verdict that interval would give.")
+    verdict: VerdictCode | None = Field(None, description="The verdict the decision reaches on that reading (every "
+                                        "rule: critical limit, uninformative interval, table).")
+    headline: str | None = Field(None, description="That verdict's headline.")
+
+
+class MissingSensitivity(Sensitivity):
+    """The decision again with the candidate's missing and never-run attempts counted as failures."""
+
+    policy: str = Field(description="The plan's missing-outcome policy the verdict used.")
 
 
 class EstimandCheck(_Model):
@@ -68,6 +76,9 @@ class EstimandCheck(_Model):
     sign_agrees: bool = Field(description="The primary estimate and the case-weighted estimate do not point in "
                               "opposite directions.")
     missing_as_failures: MissingSensitivity | None = None
+    equal_attempts: Sensitivity | None = Field(None, description="The decision again with the candidate and the "
+                                               "baseline cut to the same number of attempts per case (rules whose "
+                                               "outcome depends on it: best_of_k, majority, majority_answer).")
     stands: bool = Field(description="False when the verdict could not stand on the interval alone and was made "
                          "inconclusive (or caveated) by this check.")
     message: str = Field(description="The check in words.")

@@ -185,9 +185,9 @@ class Decider:
             self.change.append("More independent units with disagreeing outcomes (new cases, and new clusters where "
                                "cases share one) would give an interval that can decide.")
             guard = check_estimand(p, self.primary_analysis, self.evidence, "inconclusive", self.dec.goal,
-                                   self.thresholds.minimum_improvement, self.thresholds.margin)
+                                   self.thresholds.minimum_improvement, self.thresholds.margin, self._views())
             self.estimand = guard.check  # recorded; the verdict is inconclusive already
-            self.caveats += [c for c in guard.caveats if c.code == "missing_sensitivity"]
+            self.caveats += [c for c in guard.caveats if c.code in ("missing_sensitivity", "unequal_attempts")]
             if not any(c.code == "uninformative_interval" for c in self.caveats):
                 self.caveats.append(Caveat(code="uninformative_interval", severity="verdict",
                                            message=f"The primary interval is uninformative: {why}"))
@@ -199,22 +199,32 @@ class Decider:
         cell = cell_of(self.dec.goal, p.low, p.high, d, m)
         verdict = CELL_VERDICT[cell]
         words = cell_words(cell, p, d, m)
-        guard = check_estimand(p, self.primary_analysis, self.evidence, verdict, self.dec.goal, d, m)
+        guard = check_estimand(p, self.primary_analysis, self.evidence, verdict, self.dec.goal, d, m, self._views())
         self.estimand = guard.check
         self.caveats += guard.caveats
         self.reasons += words.reasons
         self.change += words.change
         if guard.overrule:
-            return self._overruled(p, verdict, guard.overrule)
+            return self._overruled(p, verdict, guard.overrule, guard.overruled_by)
+        if p.confidence_level < self.level - 1e-9:
+            return self._below_level(p, verdict)
         self.not_close = words.not_close
         self.label = words.label
         return self.finish(verdict, words.headline)
 
-    def _overruled(self, p: PrimaryInterval, verdict: str, why: list[str]) -> DecisionRecord:
+    def _views(self) -> dict[str, tuple[str, str, PrimaryInterval | None]]:
+        """The verdict the whole decision reaches on each alternative reading of the results (no guard there)."""
+        out: dict[str, tuple[str, str, PrimaryInterval | None]] = {}
+        for alt in (self.evidence.alternatives if self.evidence is not None else ()):
+            rec = Decider(self.plan, list(alt.records), self.units, self.unit_name, self.missing).run()
+            out[alt.code] = (rec.verdict, rec.headline, rec.primary)
+        return out
+
+    def _overruled(self, p: PrimaryInterval, verdict: str, why: list[str], by: str | None) -> DecisionRecord:
         """The table's verdict does not stand on this interval: inconclusive, saying what the table would say."""
         self.reasons += why
         check = self.estimand
-        if check is not None and not (check.interval_contains and check.sign_agrees):
+        if by == "estimand_mismatch" and check is not None:
             self.change.append("An interval that bounds the pass-rate difference with each case counting once (a "
                                "fixed-sample paired comparison, or a sequence on a preregistered random order) could "
                                "decide.")
@@ -222,10 +232,28 @@ class Decider:
                                f"does not bound the quantity the verdict is about (interval estimate "
                                f"{signed(p.estimate)} points, pass-rate difference {signed(check.case_weighted_estimate)}"
                                " points).")
+        if by == "unequal_attempts":
+            self.change.append(f"The same number of attempts for {p.candidate} and {p.baseline} on every case (run the "
+                               "missing attempts) would decide.")
+            return self.finish("inconclusive", f"Inconclusive: the table would say '{verdict}', but {p.candidate} and "
+                               f"{p.baseline} were given different numbers of attempts, and with the same number the "
+                               "verdict changes.")
         self.change.append(f"Outcomes for the cases where {p.candidate} gave none (rerun them, or show why they are "
                            "missing) would decide between the two verdicts.")
         return self.finish("inconclusive", f"Inconclusive: the table would say '{verdict}' with {p.candidate}'s "
                            "missing outcomes left out, but not with them counted as failures.")
+
+    def _below_level(self, p: PrimaryInterval, verdict: str) -> DecisionRecord:
+        """An interval at a lower level than the plan's errs more often than the verdict states: it cannot decide."""
+        text = (f"The primary interval is at {lvl(p.confidence_level)}, below the {lvl(self.level)} the plan's "
+                f"verdict is preregistered at: each of its bounds is wrong {pct(p.one_sided_alpha)} of the time, not "
+                f"{pct(self.alpha)}, so it cannot carry the verdict.")
+        self.reasons.append(text)
+        self.caveats = [c for c in self.caveats if c.code != "primary_level_differs"]
+        self.caveats.append(Caveat(code="primary_level_differs", severity="verdict", message=text))
+        self.change.append(f"The primary analysis at the decision's level ({lvl(self.level)}) could decide.")
+        return self.finish("inconclusive", f"Inconclusive: the table would say '{verdict}' at "
+                           f"{lvl(p.confidence_level)}, but the plan's verdict is at {lvl(self.level)}.")
 
     def _blocked_headline(self, blocked: list[str]) -> str:
         """The one of "above the limit" / "cannot be ruled out" that holds for each blocked candidate."""
