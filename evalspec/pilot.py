@@ -24,16 +24,14 @@ def pilot_assumptions(plan: Any, plan_path: Path, pilot: Path | list[Path]) -> A
     """
     import numpy as np
 
+    from evalspec.analyses.contract import default_comparison
     from evalspec.errors import InputError
     from evalspec.results import load_results
     from evalspec.stats.power import variance_components
 
-    comparison = plan.primary_comparison()
+    comparison = plan.primary_comparison() or default_comparison(plan.candidates, plan.baseline)
     if comparison is None:
-        others = [c for c in plan.candidates if c != plan.baseline]
-        if plan.baseline is None or not others:
-            raise InputError("a pilot estimates the variance of a paired difference; the plan compares no two candidates")
-        comparison = (others[0], plan.baseline)
+        raise InputError("a pilot estimates the variance of a paired difference; the plan compares no two candidates")
     pilots = list(pilot) if isinstance(pilot, list) else [pilot]
     shown = ", ".join(str(p) for p in pilots)
     results = [str(p.resolve()) for p in pilots]

@@ -109,10 +109,9 @@ def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
         p = plan.power
         assumptions = Assumptions(omega2=p.omega2, sigma2_candidate=p.sigma2_candidate,
                                   sigma2_baseline=p.sigma2_baseline, icc=p.icc, cluster_size=p.cluster_size)
-    comparison = plan.primary_comparison()
-    if comparison is None and plan.baseline is not None:
-        others = [c for c in plan.candidates if c != plan.baseline]
-        comparison = (others[0], plan.baseline) if others else None
+    from evalspec.analyses.contract import default_comparison
+
+    comparison = plan.primary_comparison() or default_comparison(plan.candidates, plan.baseline)
     delta, delta_name = _target(plan)
     level = float(plan.decision.confidence_level)
     alpha = 1.0 - level

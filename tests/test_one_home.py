@@ -102,3 +102,58 @@ def test_the_hdi_has_one_home() -> None:
     for row, lo, hi in zip(draws, low, high, strict=True):
         one = hdi(row, 0.9)
         assert (one.low, one.high) == (lo, hi)
+
+
+def test_labels_have_one_home() -> None:
+    """``evalspec.labels``: identifiers (results table, tool-log adapters) and slice values (slices)."""
+    import evalspec.analyses.slices as slices
+    import evalspec.results.adapters as adapters
+    import evalspec.results.table as table
+    from evalspec.labels import identifier_label, value_label
+
+    assert table._label is identifier_label and adapters._text is identifier_label
+    assert slices._label is value_label
+    assert [identifier_label(v) for v in (True, 17.0, " a ", 2.5, None)] == ["true", "17", "a", "2.5", "None"]
+    assert [value_label(v) for v in (False, 3.0, " a ", None, float("nan"))] == ["false", "3", " a ", None, None]
+    for old, name in (("results/table.py", "def _label("), ("results/adapters/__init__.py", "def _text("),
+                      ("analyses/slices.py", "def _label(")):
+        assert name not in (PACKAGE / old).read_text(encoding="utf-8"), f"a second label rule in {old}"
+
+
+def test_the_default_comparison_has_one_home() -> None:
+    """``contract.default_comparison``: the first candidate other than the baseline, against the baseline."""
+    from evalspec.analyses.contract import default_comparison
+
+    assert default_comparison(["a", "base", "b"], "base") == ("a", "base")
+    assert default_comparison(["base"], "base") is None and default_comparison(["a", "b"], None) is None
+    copies = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if "!= " in line and "baseline" in line and " for c in " in line and rel != "evalspec/analyses/contract.py":
+                copies.append(f"{rel}:{line_no}")
+    # the tool-log case-overlap check pairs *every* other candidate with the baseline: another set
+    assert all(c.startswith("evalspec/results/adapters/__init__.py:") for c in copies), copies
+
+
+def test_attempt_order_and_ranks_have_one_home() -> None:
+    """``attempts.attempt_order``/``attempt_ranks``: the checks and the attempt rules share them."""
+    import evalspec.results.checks as checks
+    from evalspec.attempts import attempt_order, attempt_ranks
+
+    assert checks.attempt_order is attempt_order and not hasattr(checks, "_order")
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "attempts.py":
+            assert "lexsort((repeat, case, cand))" not in path.read_text(encoding="utf-8"), path
+    rng = np.random.default_rng(7)
+    for big in (False, True):  # the one-key path and the lexsort path (spans past 2**62)
+        cand = rng.integers(0, 3, 400)
+        case = rng.integers(0, 2**40 if big else 20, 400)
+        repeat = rng.integers(0, 2**30 if big else 4, 400)
+        order = attempt_order(cand, case, repeat)
+        assert np.array_equal(order, np.lexsort((repeat, case, cand)))
+        rank, size = attempt_ranks(cand, case, order)
+        for r in range(0, 400, 37):
+            same = np.flatnonzero((cand == cand[r]) & (case == case[r]))
+            before = [s for s in same if (repeat[s], s) < (repeat[r], r)]
+            assert rank[r] == len(before) and size[r] == len(same)

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from evalspec.analyses.base import AnalysisParams, ConfidenceLevel
-from evalspec.analyses.contract import AnalysisKind, Caveat, Outcome, ResultModel, SeedUse
+from evalspec.analyses.contract import AnalysisKind, Caveat, Outcome, ResultModel, SeedUse, default_comparison
 
 __all__ = ["KIND", "BackgroundTemperatureParams", "BackgroundTemperatureResult", "compute"]
 
@@ -171,10 +171,9 @@ def _gap_context(ctx: Any, params: BackgroundTemperatureParams, t_bg_text: str) 
 
     pair = params.spread_compare or getattr(ctx, "primary", None)
     if pair is None:
-        others = [c for c in ctx.candidates if c != ctx.baseline]
-        if ctx.baseline is None or not others:
+        pair = default_comparison(ctx.candidates, ctx.baseline)
+        if pair is None:
             return None
-        pair = (others[0], ctx.baseline)
     first, second = pair
     if first not in ctx.candidates or second not in ctx.candidates:
         return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalspec.analyses.contract import Pair, Repeats
+from evalspec.analyses.contract import Pair, Repeats, default_comparison
 from evalspec.attempts import CaseOutcomes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -150,10 +150,10 @@ class AnalysisContext:
         """(candidate, baseline) of a paired comparison's parameters."""
         if getattr(params, "compare", None) is not None:
             return tuple(params.compare)  # type: ignore[return-value]
-        others = [c for c in self.candidates if c != self.baseline]
-        if self.baseline is None or not others:
+        pair = default_comparison(self.candidates, self.baseline)
+        if pair is None:
             raise ValueError("a paired comparison needs `compare` or a baseline and another candidate")
-        return others[0], self.baseline
+        return pair
 
     def pair(self, first: str, second: str, mask: np.ndarray | None = None) -> Pair:
         """Outcomes of ``first`` and ``second`` on the cases both have (within ``mask``)."""

@@ -44,6 +44,7 @@ __all__ = [
     "AnalysisRefused",
     "Issue",
     "PlanRule",
+    "default_comparison",
     "did_you_mean",
     "entries",
     "pair_issues",
@@ -238,6 +239,19 @@ PlanRule = tuple[tuple[str, ...], Callable[[Any], Iterable[Issue]]]
 def entries(view: Any, kind: str) -> Iterator[tuple[int, Any]]:
     """``(index, params)`` of the plan's analyses of ``kind`` (for a kind's rules)."""
     return ((i, a) for i, a in view.analyses if a.kind == kind)
+
+
+def default_comparison(candidates: Iterable[str], baseline: str | None) -> tuple[str, str] | None:
+    """The comparison a plan makes where it names none: the first candidate other than the baseline, against it.
+
+    None without a baseline or without another candidate. The one home of this rule: the plan's
+    primary comparison, the context's paired comparisons, the kinds that compare two
+    candidates, power and the pilot all use it.
+    """
+    if baseline is None:
+        return None
+    other = next((c for c in candidates if c != baseline), None)
+    return None if other is None else (other, baseline)
 
 
 def pair_issues(view: Any, i: int, a: Any) -> Iterator[Issue]:

@@ -44,6 +44,7 @@ from evalspec.analyses.contract import (
     PrimaryInterval,
     ResultModel,
     SeedUse,
+    default_comparison,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -426,10 +427,7 @@ def _comparison(ctx: Any, params: JudgeCorrectedParams, human: np.ndarray, strat
 def _pair_names(ctx: Any, params: JudgeCorrectedParams) -> tuple[str, str] | None:
     if params.compare is not None:
         return params.compare[0], params.compare[1]
-    others = [c for c in ctx.candidates if c != ctx.baseline]
-    if ctx.baseline is None or not others:
-        return None
-    return others[0], ctx.baseline
+    return default_comparison(ctx.candidates, ctx.baseline)
 
 
 def _agreement(ctx: Any, params: JudgeCorrectedParams, human: np.ndarray, level: float) -> AgreementEntry | None:

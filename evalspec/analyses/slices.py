@@ -52,10 +52,12 @@ from evalspec.analyses.contract import (
     Outcome,
     ResultModel,
     SeedUse,
+    default_comparison,
     did_you_mean,
     entries,
 )
 from evalspec.analyses.paired import PairedCore, PairedMethod
+from evalspec.labels import value_label as _label
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -145,16 +147,6 @@ def holm(pvalues: list[float]) -> list[float]:
     return out
 
 
-def _label(v: Any) -> str | None:
-    if v is None or (isinstance(v, float) and v != v):
-        return None
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
 def _label_codes(ctx: Context, col: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Each case's label as a code into the distinct labels (-1 = missing).
 
@@ -187,9 +179,7 @@ def _mask(coded: tuple[np.ndarray, list[str]], value: str) -> np.ndarray:
 def _comparison(ctx: Context) -> tuple[str, str] | None:
     if ctx.primary is not None:
         return ctx.primary
-    if ctx.baseline is not None and len(ctx.candidates) > 1:
-        return next(c for c in ctx.candidates if c != ctx.baseline), ctx.baseline
-    return None
+    return default_comparison(ctx.candidates, ctx.baseline)
 
 
 class _Runner:

@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from evalspec.analyses.registry import params_models
-from evalspec.analyses.contract import Issue
+from evalspec.analyses.contract import Issue, default_comparison
 from evalspec.plan import rules as _rules
 
 Identifier = Annotated[
@@ -527,6 +527,5 @@ class Plan(_Strict):
             if _rules.offers_primary(a) and "compare" in type(a).model_fields:
                 if a.compare is not None:
                     return tuple(a.compare)  # type: ignore[return-value]
-                others = [c for c in self.candidates if c != self.baseline]
-                return (others[0], self.baseline)  # type: ignore[return-value]
+                return default_comparison(self.candidates, self.baseline)
         return None

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from evalspec.attempts import attempt_order, attempt_ranks
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.hints import no_rows_hint, unnumbered_repeats_hint
 from evalspec.results.table import Tidy, _factorize, located, missing_mask
@@ -52,7 +53,7 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
     (all raised together), then the planned repeats, the missing-outcome policy and pairing.
     """
     out = Checked(tidy=tidy)
-    order = _order(tidy)
+    order = attempt_order(tidy.cand, tidy.case, tidy.repeat)
     problems = (candidates_without_rows(tidy, plan) + duplicate_attempts(tidy, plan, order)
                 + clusters_that_differ(tidy, plan) + version_changes(tidy, plan, out) + missing_metadata(tidy, plan))
     if problems:
@@ -195,7 +196,7 @@ def planned_repeats(tidy: Tidy, plan: Any, order: np.ndarray, out: Checked) -> T
     """Keep the planned number of repeats (the lowest-numbered) of each case; report extra and fewer."""
     names = tidy.candidates
     planned = plan.attempts.repeats
-    rank, group_size = _rank_and_size(tidy, order)
+    rank, group_size = attempt_ranks(tidy.cand, tidy.case, order)
     extra = rank >= planned
     if extra.any():
         per = {names[j]: int(np.count_nonzero(extra & (tidy.cand == j))) for j in range(len(names))}
@@ -273,38 +274,3 @@ def _none_mask(col: np.ndarray) -> np.ndarray:
     return np.append(missing_mask(uniq), True)[codes]
 
 
-def _order(t: Tidy) -> np.ndarray:
-    """Rows by (candidate, case, repeat), ties in row order: ``np.lexsort((repeat, case, cand))``.
-
-    One int64 key sorts faster than three; it is used only where its spans provably fit
-    (computed with Python integers), so nothing can overflow; otherwise lexsort.
-    """
-    keys = (t.cand, t.case, t.repeat)
-    if t.cand.size:
-        lows = [int(k.min()) for k in keys]
-        spans = [int(k.max()) - lo + 1 for k, lo in zip(keys, lows)]
-        if spans[0] * spans[1] * spans[2] < 2**62:
-            key = (t.cand.astype(np.int64) - lows[0]) * spans[1] + (t.case.astype(np.int64) - lows[1])
-            key = key * spans[2] + (t.repeat.astype(np.int64) - lows[2])
-            return np.argsort(key, kind="stable")
-    return np.lexsort((t.repeat, t.case, t.cand))
-
-
-def _rank_and_size(t: Tidy, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's 0-based rank by repeat number within its (candidate, case), and that group's size.
-
-    ``order`` is :func:`_order` of ``t`` (rows by candidate, case, repeat), computed once.
-    """
-    n = len(order)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    cand, case = t.cand[order], t.case[order]
-    starts = np.r_[True, (cand[1:] != cand[:-1]) | (case[1:] != case[:-1])]
-    first = np.flatnonzero(starts)
-    group = np.cumsum(starts) - 1
-    sizes = np.diff(np.r_[first, n])
-    rank = np.empty(n, dtype=np.int64)
-    size = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n) - first[group]
-    size[order] = sizes[group]
-    return rank, size

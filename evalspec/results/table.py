@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
+from evalspec.labels import identifier_label as _label
 from evalspec.limits import MAX_LABEL_CHARS, MAX_ROWS, MAX_SLICE_LEVELS
 from evalspec.results.hints import OUTCOME_HINT, candidate_names_hint, column_guess, delimiter_problems
 from evalspec.results.arrow import arrow_numpy, arrow_strings, arrow_texts
@@ -265,15 +266,6 @@ def missing_mask(uniques: np.ndarray) -> np.ndarray:
 
 def _nested(value: Any) -> bool:
     return isinstance(value, (list, dict))
-
-
-def _label(value: Any) -> str:
-    """Text label of an identifier value (17 and "17" are the same case)."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value).strip()
 
 
 #: Every character ``str.strip()`` removes (``str.isspace``), for Arrow's regular expressions.

@@ -1,4 +1,4 @@
-"""The repeat rank and group size of every row, from the one sort of the checks (hypothesis)."""
+"""The repeat rank and group size of every row, from the one sort the checks and the attempt rules share (hypothesis)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalspec.results.checks import _order, _rank_and_size
+from evalspec.attempts import attempt_order, attempt_ranks
 
 rows = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 6), st.integers(-3, 40)), max_size=80)
 
@@ -19,7 +19,7 @@ def test_rank_and_size_match_a_per_group_count(data: list[tuple[int, int, int]])
     t = SimpleNamespace(cand=np.array([r[0] for r in data], dtype=np.int64),
                         case=np.array([r[1] for r in data], dtype=np.int64),
                         repeat=np.array([r[2] for r in data], dtype=np.int64), case_ids=list(range(7)))
-    rank, size = _rank_and_size(t, _order(t))
+    rank, size = attempt_ranks(t.cand, t.case, attempt_order(t.cand, t.case, t.repeat))
     groups: dict[tuple[int, int], list[int]] = {}
     for i, (c, k, _) in enumerate(data):
         groups.setdefault((c, k), []).append(i)

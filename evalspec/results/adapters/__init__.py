@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
+from evalspec.labels import identifier_label as _text
 from evalspec.results.adapters.base import LogFile, Options, WrongTool, bad_log
 from evalspec.results.table import FileInfo
 
@@ -472,14 +473,6 @@ def _guess_key(name: str, keys: list[str]) -> str:
     """The plan key a log's candidate name most likely means (``coinflip/weak`` -> ``weak``)."""
     hits = sorted((k for k in keys if k.lower() in name.lower()), key=len, reverse=True)
     return hits[0] if hits else "<plan key>"
-
-
-def _text(v: Any) -> str:
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v).strip()
 
 
 def _check_case_overlap(raws: list[Any], plan: Any) -> None:
