@@ -352,17 +352,18 @@ def case_evidence(ctx: Any, kinds: dict[str, Any], records: list[Any], attempt_k
         if view is None:
             continue
         redone: list[Any] = []
+        refused = None
         for r in offering:
             try:
                 out = kinds[r.kind].compute(view.ctx, r.params)
-            except AnalysisRefused:  # the reading cannot be analysed: its verdict is not known
-                redone = []
+            except AnalysisRefused as exc:  # the reading cannot be analysed: said beside the verdict
+                refused = f"analyses[{r.index}] ({r.kind}): {exc}"
                 break
             redone.append(replace(r, result=out.result, caveats=list(out.caveats), seeds=list(out.seeds),
                                   offers=out.offers))
-        if redone:
-            alternatives.append(Alternative(code=view.code, values=view.ctx.outcomes.values, records=redone,
-                                            cases=view.cases, more=view.more))
+        alternatives.append(Alternative(code=view.code, values=view.ctx.outcomes.values,
+                                        records=[] if refused else redone, cases=view.cases, more=view.more,
+                                        refused=refused))
     return CaseEvidence.from_context(ctx, alternatives=tuple(alternatives))
 
 

@@ -70,6 +70,8 @@ class Alternative:
     records: list[Any]
     cases: int
     more: tuple[int, int] = (0, 0)
+    #: why the analyses could not run on this reading (then ``records`` is empty and no verdict is known)
+    refused: str | None = None
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,13 @@ def check_estimand(p: PrimaryInterval, index: int | None, evidence: CaseEvidence
     sens = _sensitivity(p, evidence, "missing_as_failures", views)
     att = _sensitivity(p, evidence, "equal_attempts", views)
     for code, s in (("missing_sensitivity", sens), ("unequal_attempts", att)):
+        alt = evidence.alternative("missing_as_failures" if code == "missing_sensitivity" else "equal_attempts")
+        if alt is not None and alt.refused:
+            caveats.append(Caveat(code=code, severity="verdict", message=(
+                f"The verdict could not be checked with {_reading_words(code, p)}: {alt.refused}. It holds only if "
+                + ("the missing outcomes are unrelated to how the candidate would have done." if
+                   code == "missing_sensitivity" else "the different numbers of attempts do not matter."))))
+            continue
         if s is None or s.verdict is None or s.verdict == verdict or by == "estimand_mismatch":
             continue
         text = (_missing_words if code == "missing_sensitivity" else _attempts_words)(p, s, verdict)
@@ -197,12 +206,20 @@ def _sensitivity(p: PrimaryInterval, evidence: CaseEvidence, code: str,
     alt = evidence.alternative(code)
     if alt is None:
         return None
-    est, _ = evidence.difference(p.candidate, p.baseline, alt.values)
     verdict, headline, other = (views or {}).get(code, (None, None, None))
+    est, _ = evidence.difference(p.candidate, p.baseline, alt.values)
+    if p.estimand not in OUTCOME_ESTIMANDS and other is not None:
+        est = other.estimate  # the interval's own quantity (people's labels), not the outcome column's
     return Sensitivity(cases=alt.cases, candidate_more=alt.more[0], baseline_more=alt.more[1], estimate=est,
                        low=None if other is None else other.low, high=None if other is None else other.high,
                        informative=None if other is None else other.informative,
                        verdict=verdict, headline=headline)  # type: ignore[arg-type]
+
+
+def _reading_words(code: str, p: PrimaryInterval) -> str:
+    if code == "missing_sensitivity":
+        return f"{p.candidate}'s missing and never-run attempts counted as failures"
+    return f"{p.candidate} and {p.baseline} cut to the same number of attempts"
 
 
 def _then(s: Sensitivity, verdict: str) -> str:

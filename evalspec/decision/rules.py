@@ -82,7 +82,14 @@ class Decider:
         # a sequential analysis's anytime-valid interval replaces the fixed-sample one
         seq_offered = [(r, p) for r, p in offered if r.offers.sequential is not None]
         rec, prim = (seq_offered or offered)[0]
-        if len(offered) > 1 and not seq_offered:
+        from evalspec.decision.guard import OUTCOME_ESTIMANDS
+
+        # another primary about another pair, or about another quantity (people's labels, not the outcome column):
+        # the plan names two questions and the verdict can answer only one of them
+        self.conflicting = [(r, p) for r, p in offered if r is not rec and (
+            (p.candidate, p.baseline) != (prim.candidate, prim.baseline)
+            or (p.estimand in OUTCOME_ESTIMANDS) != (prim.estimand in OUTCOME_ESTIMANDS))]
+        if len(offered) > 1 and not seq_offered and not self.conflicting:
             others = ", ".join(f"analyses[{r.index}]" for r, _ in offered[1:])
             self.caveats.append(Caveat(code="several_primaries", severity="verdict",
                                        message=f"More than one analysis offered a primary interval; the verdict "
@@ -199,6 +206,8 @@ class Decider:
         cell = cell_of(self.dec.goal, p.low, p.high, d, m)
         verdict = CELL_VERDICT[cell]
         words = cell_words(cell, p, d, m)
+        if self.conflicting:
+            return self._conflicting(p, verdict)
         guard = check_estimand(p, self.primary_analysis, self.evidence, verdict, self.dec.goal, d, m, self._views())
         self.estimand = guard.check
         self.caveats += guard.caveats
@@ -242,6 +251,23 @@ class Decider:
                            "missing) would decide between the two verdicts.")
         return self.finish("inconclusive", f"Inconclusive: the table would say '{verdict}' with {p.candidate}'s "
                            "missing outcomes left out, but not with them counted as failures.")
+
+    def _conflicting(self, p: PrimaryInterval, verdict: str) -> DecisionRecord:
+        """Two primary intervals about different pairs or quantities: the plan asks two questions; neither decides."""
+        from evalspec.decision.wording import estimand_words
+
+        read = f"analyses[{self.primary_analysis}] ({p.candidate} minus {p.baseline}, {estimand_words(p.estimand)})"
+        others = "; ".join(f"analyses[{r.index}] ({r.kind}: {q.candidate} minus {q.baseline}, "
+                           f"{estimand_words(q.estimand)})" for r, q in self.conflicting)
+        text = (f"Two analyses offer the primary interval, about different comparisons or quantities: {read} and "
+                f"{others}. The verdict would answer only one of the plan's questions, so neither decides.")
+        self.reasons.append(text)
+        self.caveats.append(Caveat(code="conflicting_primaries", severity="verdict", message=text))
+        self.change.append("One primary comparison in the plan (set `primary: false` on the others), locked before "
+                           "the results are seen, could decide.")
+        said = "" if verdict == "inconclusive" else f" (on {p.candidate} minus {p.baseline} the table would say '{verdict}')"
+        return self.finish("inconclusive", "Inconclusive: the plan names more than one primary comparison, about "
+                           f"different pairs or quantities, so none decides{said}.")
 
     def _below_level(self, p: PrimaryInterval, verdict: str) -> DecisionRecord:
         """An interval at a lower level than the plan's errs more often than the verdict states: it cannot decide."""

@@ -320,3 +320,51 @@ def test_informative_timeouts_never_make_a_favourable_verdict_the_counted_readin
         gains_rule += with_rule == "worth_acting_on"
         gains_alone += alone == "worth_acting_on"
     assert gains_alone > gains_rule
+
+
+# -- 5. two primary intervals about different questions --------------------------------------------
+
+def _three_candidates(seed: int = 3) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(300):  # A far better than B; C worse than B; a quarter of the cases graded by people
+        for cand, p in (("A", 0.8), ("C", 0.45), ("B", 0.55)):
+            passed = rng.random() < p
+            rows.append({"case_id": f"c{i}", "candidate": cand, "repeat": 1, "passed": passed,
+                         "human": passed if i % 4 == 0 else None})
+    return rows
+
+
+def _three_plan(tmp_path: Path, analyses: str) -> Path:
+    plan = study(tmp_path, _three_candidates(), analyses=analyses, stopping="{rule: sequential, looks: 3}")
+    text = plan.read_text(encoding="utf-8").replace("  A: {model: m-a}\n", "  A: {model: m-a}\n  C: {model: m-c}\n")
+    plan.write_text(text, encoding="utf-8")
+    return plan
+
+
+def test_a_sequence_about_another_pair_does_not_answer_the_plans_question(tmp_path: Path) -> None:
+    # the fixed primary compares A with B (about +25 points); the sequence compares C with B: the verdict read
+    # the sequence and answered a question about C
+    plan = _three_plan(tmp_path, "  - {kind: paired_difference}\n  - {kind: sequential_difference, compare: [C, B]}")
+    d = run(plan)["decision"]
+    assert d["verdict"] == "inconclusive"
+    assert "conflicting_primaries" in [c["code"] for c in d["caveats"]]
+    assert "more than one primary comparison" in d["headline"]
+
+
+def test_a_sequence_of_the_judges_labels_does_not_stand_in_for_peoples(tmp_path: Path) -> None:
+    judge = ("{kind: judge_corrected, human_label: human, labelled_subset: {selection: simple_random, "
+             "fraction: 0.25}, primary: true}")
+    plan = _three_plan(tmp_path, "  - {kind: paired_difference, primary: false}\n"
+                                 f"  - {{kind: sequential_difference}}\n  - {judge}")
+    d = run(plan)["decision"]
+    assert d["verdict"] == "inconclusive"
+    text = next(c["message"] for c in d["caveats"] if c["code"] == "conflicting_primaries")
+    assert "judge_corrected" in text and "people" in text
+
+
+def test_a_sequence_that_replaces_the_fixed_interval_of_the_same_pair_is_no_conflict(tmp_path: Path) -> None:
+    plan = _three_plan(tmp_path, "  - {kind: paired_difference}\n  - {kind: sequential_difference}")
+    d = run(plan)["decision"]
+    assert "conflicting_primaries" not in [c["code"] for c in d["caveats"]]
+    assert d["primary"]["method"].startswith("anytime-valid") and d["verdict"] == "worth_acting_on"
