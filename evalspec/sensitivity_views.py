@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.analyses.contract import Repeats
-from evalspec.attempts import reduce_attempts
+from evalspec.attempts import attempt_order, attempt_ranks, reduce_attempts
 
 __all__ = ["ATTEMPT_COUNT_RULES", "View", "equal_attempts", "missing_as_failures"]
 
@@ -145,17 +145,12 @@ def equal_attempts(ctx: Any, candidate: str, baseline: str, *, answer: np.ndarra
     if not unequal.any():
         return None
     limit = np.minimum(counts[0], counts[1])
-    # rank of each usable row among its (candidate, case)'s usable rows, by repeat number
-    keep = np.ones(r.cand.shape, dtype=bool)
-    for code in (j, b):
-        sel = np.flatnonzero(usable & (r.cand == code))
-        order = sel[np.lexsort((r.repeat[sel], r.case[sel]))]
-        cases = r.case[order]
-        start = np.r_[True, cases[1:] != cases[:-1]]
-        idx = np.arange(order.size)
-        rank = idx - np.maximum.accumulate(np.where(start, idx, 0))
-        keep[order[rank >= limit[cases]]] = False
-        keep[np.flatnonzero((r.cand == code) & ~usable)] = False  # unusable rows say nothing either way
+    # keep the lowest-numbered usable attempts of each side, as many as the other side has
+    pair = (r.cand == j) | (r.cand == b)
+    sel = np.flatnonzero(usable & pair)
+    rank, _ = attempt_ranks(r.cand[sel], r.case[sel], attempt_order(r.cand[sel], r.case[sel], r.repeat[sel]))
+    keep = ~pair  # the other candidates' rows as they are; unusable rows of the pair say nothing either way
+    keep[sel[rank < limit[r.case[sel]]]] = True
     reps = Repeats(cand=r.cand[keep], case=r.case[keep], repeat=r.repeat[keep], passed=r.passed[keep],
                    score=r.score[keep], columns={name: col[keep] for name, col in r.columns.items()})
     kw = _attempt_kw(answer, target)

@@ -368,3 +368,45 @@ def test_a_sequence_that_replaces_the_fixed_interval_of_the_same_pair_is_no_conf
     d = run(plan)["decision"]
     assert "conflicting_primaries" not in [c["code"] for c in d["caveats"]]
     assert d["primary"]["method"].startswith("anytime-valid") and d["verdict"] == "worth_acting_on"
+
+
+# -- invariants of the two readings ----------------------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_attempt = st.sampled_from([0.0, 1.0, float("nan")])
+
+
+@given(st.lists(st.tuples(st.lists(_attempt, min_size=0, max_size=4), st.lists(_attempt, min_size=1, max_size=4)),
+                min_size=1, max_size=12),
+       st.sampled_from(["best_of_k", "majority", "first", "mean"]), st.sampled_from(["exclude", "count_as_fail"]))
+def test_the_readings_change_only_what_they_say(cases: list[tuple[list[float], list[float]]], rule: str,
+                                                 policy: str) -> None:
+    import numpy as np
+
+    from evalspec.sensitivity_views import equal_attempts, missing_as_failures
+    from evalspec.testing import context_from_arrays
+
+    cand, case, rep, passed = [], [], [], []
+    for i, (a, b) in enumerate(cases):
+        for j, attempts in ((0, a), (1, b)):
+            for r, v in enumerate(attempts, start=1):
+                cand.append(j), case.append(i), rep.append(r), passed.append(v)
+    ctx = context_from_arrays(["A", "B"], [f"c{i}" for i in range(len(cases))], cand, case, passed, repeat=rep,
+                              rule=rule, k=2 if rule == "best_of_k" else None, baseline="B", primary=("A", "B"),
+                              missing_policy=policy, planned_repeats=4)
+    miss = missing_as_failures(ctx, "A", "B")
+    if miss is not None:
+        v, v0 = miss.ctx.outcomes.values, ctx.outcomes.values
+        np.testing.assert_array_equal(v[1], v0[1])  # the baseline keeps the plan's policy
+        assert not np.isnan(v[0][~np.isnan(v0[1])]).any()  # the candidate has an outcome wherever the baseline has
+        ok = ~np.isnan(v0[0])
+        assert (v[0][ok] <= v0[0][ok] + 1e-12).all()  # counting failures never raises an outcome
+    same = equal_attempts(ctx, "A", "B")
+    if rule in ("first", "mean"):
+        assert same is None
+    elif same is not None:
+        out = same.ctx.outcomes
+        both = ~np.isnan(out.values[0]) & ~np.isnan(out.values[1])
+        np.testing.assert_array_equal(out.attempts[0][both], out.attempts[1][both])
