@@ -17,7 +17,9 @@ __all__ = ["anova_icc", "pilot_assumptions"]
 
 
 def pilot_assumptions(plan: Any, plan_path: Path, pilot: Path | list[Path]) -> Assumptions:
-    """Estimate omega^2, sigma^2 and the ICC from pilot results read with the plan's reader.
+    """Estimate omega^2, sigma^2, the ICC and the cluster sizes from pilot results read with the plan's reader.
+
+    The pilot's cluster sizes are kept: ``evalspec power`` resamples them when they are unequal.
 
     ``pilot`` is a results file, or a list of files and folders (tool logs hold one candidate
     per file, so a pilot of tool logs is several files or the folder that holds them).
@@ -63,7 +65,7 @@ def pilot_assumptions(plan: Any, plan_path: Path, pilot: Path | list[Path]) -> A
         mat[np.asarray(tidy.case)[sel], r_codes[sel]] = np.asarray(tidy.passed, dtype=float)[sel]
         mats.append(mat)
     est = variance_components(mats[0], mats[1])
-    icc, m = 0.0, None
+    icc, m, sizes = 0.0, None, None
     if tidy.cluster is not None:
         case_cluster = np.full(n_cases, -1, dtype=np.int64)
         case_cluster[np.asarray(tidy.case)] = np.asarray(tidy.cluster)
@@ -71,9 +73,11 @@ def pilot_assumptions(plan: Any, plan_path: Path, pilot: Path | list[Path]) -> A
         d = (np.nanmean(mats[0][both], axis=1) - np.nanmean(mats[1][both], axis=1))
         g = case_cluster[both]
         icc, m = anova_icc(d, g)
+        counts = np.bincount(g[g >= 0])
+        sizes = tuple(int(c) for c in counts[counts > 0])
     return Assumptions(omega2=max(est.omega2, 1e-12), sigma2_candidate=min(est.sigma_a2, 1.0),
-                       sigma2_baseline=min(est.sigma_b2, 1.0), icc=icc, cluster_size=m, source="pilot " + ", ".join(p.name for p in pilots),
-                       pilot_cases=est.questions)
+                       sigma2_baseline=min(est.sigma_b2, 1.0), icc=icc, cluster_size=m, cluster_sizes=sizes,
+                       source="pilot " + ", ".join(p.name for p in pilots), pilot_cases=est.questions)
 
 
 def anova_icc(y: Any, groups: Any) -> tuple[float, float | None]:

@@ -31,6 +31,7 @@ imports no results reader.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -48,6 +49,8 @@ class Assumptions:
     sigma2_baseline: float = 0.0
     icc: float = 0.0
     cluster_size: float | None = None
+    cluster_size_cv: float | None = None
+    cluster_sizes: tuple[int, ...] | None = None  # a pilot's cluster sizes (resampled by the simulation)
     source: str = "plan"
     pilot_cases: int | None = None
 
@@ -93,25 +96,135 @@ def _target(plan: Any) -> tuple[float | None, str]:
     return (float(d.margin) if d.margin else None), "margin"
 
 
-def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
-    """Units needed and minimum detectable effect for ``plan`` (a validated Plan)."""
-    from evalspec.stats.power import (
-        clustered_minimum_detectable_effect,
-        clustered_paired_power,
-        clusters_needed,
-        design_effect,
-        minimum_detectable_effect,
-        paired_sample_size,
-        zero_failure_cases,
+@dataclass
+class _Rule:
+    """How one plan's units, detectable effects and chances are computed (formula or simulation).
+
+    ``chance(units, delta, threshold)`` is P(the interval's lower bound exceeds ``threshold``) at a
+    true difference ``delta``; ``needed(power)`` the fewest units with ``chance(., target, 0) >= power``;
+    ``detectable(units, power)`` the true difference above 0 that ``units`` detect with ``power``.
+    """
+
+    method: str
+    short: str
+    needed: Callable[[float], int | None]
+    detectable: Callable[[int, float], float]
+    chance: Callable[[int, float, float], float]
+
+
+def _normal_rule(delta: float, a: Assumptions, deff: float, kw: dict[str, Any]) -> _Rule:
+    from statistics import NormalDist
+
+    from evalspec.stats.power import minimum_detectable_effect, paired_sample_size, per_case_variance
+
+    z = NormalDist().inv_cdf(1 - kw["alpha"] / 2)
+    sd = math.sqrt(per_case_variance(a.omega2, kw["sigma_a2"], kw["k_a"], kw["sigma_b2"], kw["k_b"]) * deff)
+    return _Rule(
+        method="Miller (2024) eq. 9",
+        short="Miller 2024, eq. 9",
+        needed=lambda pw: math.ceil(paired_sample_size(delta, a.omega2, power=pw, deff=deff, **kw) - 1e-9),
+        detectable=lambda n, pw: minimum_detectable_effect(n, a.omega2, power=pw, deff=deff, **kw),
+        chance=lambda n, d, thr: 1 - NormalDist().cdf(z - (d - thr) * math.sqrt(n) / sd))
+
+
+def _equal_clusters_rule(delta: float, a: Assumptions, m: float, kw: dict[str, Any]) -> _Rule:
+    from evalspec.stats.power import clustered_minimum_detectable_effect, clustered_paired_power, clusters_needed
+
+    def detectable(g: int, pw: float) -> float:
+        mde = clustered_minimum_detectable_effect(g, a.omega2, cluster_size=m, icc=a.icc, power=pw, **kw)
+        return math.inf if mde is None else mde
+
+    return _Rule(
+        method="CR2 t interval on G - 1 df, equal clusters (noncentral t)",
+        short="the CR2 t interval evalspec applies, on G - 1 degrees of freedom",
+        needed=lambda pw: clusters_needed(delta, a.omega2, cluster_size=m, icc=a.icc, power=pw, **kw),
+        detectable=detectable,
+        chance=lambda g, d, thr: clustered_paired_power(d, a.omega2, clusters=g, cluster_size=m, icc=a.icc,
+                                                        threshold=thr, **kw))
+
+
+def _simulated_rule(delta: float, a: Assumptions, m: float, kw: dict[str, Any]) -> _Rule:
+    from functools import lru_cache
+
+    from evalspec.stats.power import clusters_needed, per_case_variance
+    from evalspec.stats.power_simulation import (
+        DEFAULT_STUDIES,
+        detectable_from_bounds,
+        power_from_bounds,
+        simulate_bounds,
+        simulated_clusters_needed,
     )
 
-    if assumptions is None and plan.power is not None and plan.power.omega2 is not None:
-        p = plan.power
-        assumptions = Assumptions(omega2=p.omega2, sigma2_candidate=p.sigma2_candidate,
-                                  sigma2_baseline=p.sigma2_baseline, icc=p.icc, cluster_size=p.cluster_size)
+    sim = dict(cluster_size=m, icc=a.icc, alpha=kw["alpha"], size_cv=a.cluster_size_cv or 0.0,
+               sizes=a.cluster_sizes, seed=SIMULATION_SEED,
+               variance=per_case_variance(a.omega2, kw["sigma_a2"], kw["k_a"], kw["sigma_b2"], kw["k_b"]))
+    bounds = lru_cache(maxsize=8)(lambda g: simulate_bounds(clusters=g, **sim))  # type: ignore[arg-type]
+    spread = (f"cluster sizes drawn from the pilot's {len(a.cluster_sizes)} clusters" if a.cluster_sizes
+              else f"lognormal cluster sizes, mean {m:g}, coefficient of variation {a.cluster_size_cv:g}")
+    return _Rule(
+        method=f"simulation of the interval evalspec applies (CR2 t on Bell-McCaffrey df; the skewness-corrected "
+               f"CR3 interval when a sample's sizes have CV above 1), {spread}, {DEFAULT_STUDIES} studies per number "
+               f"of clusters, seed {SIMULATION_SEED}",
+        short=f"the interval evalspec applies, simulated with unequal cluster sizes, seed {SIMULATION_SEED}",
+        needed=lambda pw: simulated_clusters_needed(delta, pw, start=clusters_needed(  # type: ignore[arg-type]
+            delta, a.omega2, cluster_size=m, icc=a.icc, power=pw, **kw), **sim),
+        detectable=lambda g, pw: detectable_from_bounds(bounds(g), pw),
+        chance=lambda g, d, thr: power_from_bounds(bounds(g), d, thr))
+
+
+#: Seed of the power simulation for unequal cluster sizes (recorded in the report's method).
+SIMULATION_SEED = 18
+
+
+def _plan_assumptions(plan: Any) -> Assumptions | None:
+    p = plan.power
+    if p is None or p.omega2 is None:
+        return None
+    return Assumptions(omega2=p.omega2, sigma2_candidate=p.sigma2_candidate, sigma2_baseline=p.sigma2_baseline,
+                       icc=p.icc, cluster_size=p.cluster_size, cluster_size_cv=p.cluster_size_cv)
+
+
+def _comparison(plan: Any) -> tuple[str, str] | None:
     from evalspec.analyses.contract import default_comparison
 
-    comparison = plan.primary_comparison() or default_comparison(plan.candidates, plan.baseline)
+    return plan.primary_comparison() or default_comparison(plan.candidates, plan.baseline)  # type: ignore[no-any-return]
+
+
+def _choose_rule(notes: list[str], cluster: str | None, a: Assumptions, delta: float,
+                 kw: dict[str, Any]) -> tuple[_Rule, float, float]:
+    """The computation for this plan, the cluster size it uses (1 without clusters) and the design effect."""
+    from evalspec.stats.power import design_effect
+
+    m = 1.0
+    if cluster is not None:
+        if a.cluster_size is None:
+            notes.append("The plan resamples clusters but gives no power.cluster_size; the design effect "
+                         "is taken as 1 and clusters as single cases, which understates the units needed.")
+        else:
+            m = float(a.cluster_size)
+    elif a.cluster_size_cv:
+        notes.append("power.cluster_size_cv is ignored: the plan declares no clusters (units.cluster).")
+    deff = design_effect(m, a.icc) if m >= 1 else 1.0
+    if cluster is None or m <= 1:
+        return _normal_rule(delta, a, deff, kw), m, deff
+    unequal = bool(a.cluster_size_cv) or (a.cluster_sizes is not None and len(set(a.cluster_sizes)) > 1)
+    if unequal:
+        notes.append("Clusters of unequal size: computed by simulating the interval evalspec applies (seeded, so "
+                     "the same plan gives the same numbers; its Monte Carlo error is about one point of power and 2 % "
+                     "of the units needed).")
+        return _simulated_rule(delta, a, m, kw), m, deff
+    notes.append("Clusters: computed for the interval evalspec applies (CR2 t on G - 1 degrees of freedom, "
+                 "uninformative below 5 clusters) with equal cluster sizes; if the sizes vary, set "
+                 "power.cluster_size_cv (unequal sizes need more clusters).")
+    return _equal_clusters_rule(delta, a, m, kw), m, deff
+
+
+def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
+    """Units needed and minimum detectable effect for ``plan`` (a validated Plan)."""
+    from evalspec.stats.power import zero_failure_cases
+
+    assumptions = assumptions if assumptions is not None else _plan_assumptions(plan)
+    comparison = _comparison(plan)
     delta, delta_name = _target(plan)
     level = float(plan.decision.confidence_level)
     alpha = 1.0 - level
@@ -138,15 +251,6 @@ def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
     if assumptions is None:
         report.notes.append("No variance assumptions: add a `power` block with omega2 to the plan, or pass --pilot.")
         return report
-    m = 1.0
-    if clustered:
-        if assumptions.cluster_size is None:
-            report.notes.append("The plan resamples clusters but gives no power.cluster_size; the design effect "
-                                "is taken as 1 and clusters as single cases, which understates the units needed.")
-        else:
-            m = float(assumptions.cluster_size)
-    deff = design_effect(m, assumptions.icc) if m >= 1 else 1.0
-    report.design_effect = deff
     kw = dict(sigma_a2=assumptions.sigma2_candidate, k_a=k, sigma_b2=assumptions.sigma2_baseline, k_b=k, alpha=alpha)
     if plan.decision.goal == "equivalence":
         # TOST with the true difference at 0: both one-sided tests at alpha/2 must reject, power split over two sides
@@ -154,63 +258,57 @@ def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
         report.notes.append("Equivalence: computed for a true difference of 0 (two one-sided tests), an approximation.")
     else:
         kw_power = [(pw, pw) for pw in POWERS]
-    by_t = clustered and m > 1
-    if by_t:
-        report.method = "CR2 t interval on G - 1 df, equal clusters (noncentral t)"
-        report.notes.append("Clusters: computed for the interval evalspec applies (CR2 t on G - 1 degrees of freedom, "
-                            "uninformative below 5 clusters) with equal cluster sizes; unequal sizes need more clusters.")
-    for pw, used in kw_power:
-        if by_t:
-            g = clusters_needed(delta, assumptions.omega2, cluster_size=m, icc=assumptions.icc, power=used, **kw)
-            report.needed[f"{pw:.0%}"] = {"cases": math.ceil(g * m - 1e-9), "clusters": g}
-            continue
-        n_cases = paired_sample_size(delta, assumptions.omega2, power=used, deff=deff, **kw)  # type: ignore[arg-type]
-        cases = math.ceil(n_cases - 1e-9)
-        entry = {"cases": cases}
-        if clustered and m > 1:
-            entry["clusters"] = math.ceil(cases / m - 1e-9)
-        report.needed[f"{pw:.0%}"] = entry
-    if report.planned_units is not None:
-        planned_cases = report.planned_units * (m if clustered else 1.0)
-        for pw, used in kw_power:
-            if by_t:
-                mde = clustered_minimum_detectable_effect(report.planned_units, assumptions.omega2, cluster_size=m,
-                                                          icc=assumptions.icc, power=used, **kw)
-                report.mde[f"{pw:.0%}"] = math.inf if mde is None else mde
-                continue
-            report.mde[f"{pw:.0%}"] = minimum_detectable_effect(planned_cases, assumptions.omega2, power=used,
-                                                                deff=deff, **kw)  # type: ignore[arg-type]
-        need = report.needed["80%"]
-        need_units = need.get("clusters", need["cases"]) if clustered else need["cases"]
-        report.reachable = report.planned_units >= need_units
-        if plan.decision.goal == "superiority":
-            if by_t:
-                at_min = clustered_paired_power(delta, assumptions.omega2, clusters=report.planned_units,
-                                                cluster_size=m, icc=assumptions.icc, threshold=delta, **kw)
-            else:
-                at_min = alpha / 2 if report.planned_units >= 1 else 0.0
-            report.worth_acting_on = {"if_true_gain_is_minimum": at_min,
-                                      "true_gain_for_80%": delta + report.mde["80%"]}
+    rule, m, report.design_effect = _choose_rule(report.notes, plan.units.cluster, assumptions, delta, kw)
+    report.method = rule.method
+    _fill_units(report, rule, m, clustered, kw_power, delta)
     if plan.attempts.rule not in ("first", "mean"):
         report.notes.append(f"The attempt rule {plan.attempts.rule!r} does not average attempts; the per-case variance "
                             "is approximated by that of a single attempt (omega^2 + sigma^2).")
     if plan.decision.goal == "superiority":
         report.notes.append(
-            "These units make the interval exclude 0 when the true gain equals the minimum improvement; for its lower "
-            "bound to clear the minimum improvement (worth acting on) the true gain must be larger.")
+            "The units above make the interval's lower bound clear 0 when the true gain equals the minimum "
+            "improvement: that shows a gain, not one worth acting on. For 'worth acting on' the lower bound must "
+            "clear the minimum improvement itself, so the true gain must be larger (the 'worth acting on' line).")
     return report
+
+
+def _fill_units(report: PowerReport, rule: _Rule, m: float, clustered: bool, kw_power: list[tuple[float, float]],
+                delta: float) -> None:
+    by_clusters = clustered and m > 1
+    for pw, used in kw_power:
+        units = rule.needed(used)
+        if units is None:
+            report.notes.append(f"{pw:.0%} power is out of reach with up to 100000 clusters under these assumptions.")
+            continue
+        report.needed[f"{pw:.0%}"] = ({"cases": math.ceil(units * m - 1e-9), "clusters": units} if by_clusters
+                                      else {"cases": units})
+    planned = report.planned_units
+    if planned is None:
+        return
+    n = planned if by_clusters or not clustered else planned * m
+    for pw, used in kw_power:
+        report.mde[f"{pw:.0%}"] = rule.detectable(int(round(n)) if by_clusters else n, used)  # type: ignore[arg-type]
+    need = report.needed.get("80%")
+    need_units = None if need is None else (need.get("clusters", need["cases"]) if clustered else need["cases"])
+    report.reachable = need_units is not None and planned >= need_units
+    if report.goal == "superiority":
+        units = int(round(n)) if by_clusters else n
+        report.worth_acting_on = {
+            "if_true_gain_is_minimum": rule.chance(units, delta, delta),  # type: ignore[arg-type]
+            "true_gain_for_80%": delta + report.mde["80%"],
+            "gain_shown_if_true_gain_is_minimum": rule.chance(units, delta, 0.0),  # type: ignore[arg-type]
+        }
 
 
 def shortfall(power: Any, decision: Any, attempts: Any, units: Any, stopping: Any) -> tuple[str, str] | None:
     """(message, hint) when ``stopping.max_units`` cannot reach 80 % power under the plan's ``power`` block.
 
-    A pure function of the plan's sections (for the ``evalspec validate`` warning); None when the
-    plan gives no assumptions, no ``max_units`` or no target difference, or the units suffice.
+    A pure function of the plan's sections (for the ``evalspec validate`` warning), computed as
+    ``evalspec power`` computes it (unequal cluster sizes simulated); None when the plan gives no
+    assumptions, no ``max_units`` or no target difference, or the units suffice.
     """
     if power is None or power.omega2 is None or stopping.max_units is None:
         return None
-    from evalspec.stats.power import design_effect, paired_sample_size
-
     if decision.goal == "superiority":
         delta, name = float(decision.minimum_improvement), "minimum improvement"
     else:
@@ -218,27 +316,27 @@ def shortfall(power: Any, decision: Any, attempts: Any, units: Any, stopping: An
     if delta <= 0:
         return None
     k = int(attempts.repeats) if attempts.rule == "mean" else 1
-    clustered = units.cluster is not None
-    m = float(power.cluster_size) if clustered and power.cluster_size else 1.0
-    deff = design_effect(m, power.icc) if m > 1 else 1.0
+    a = Assumptions(omega2=power.omega2, sigma2_candidate=power.sigma2_candidate,
+                    sigma2_baseline=power.sigma2_baseline, icc=power.icc, cluster_size=power.cluster_size,
+                    cluster_size_cv=power.cluster_size_cv)
     used = 0.9 if decision.goal == "equivalence" else 0.8  # TOST at a true difference of 0: power split over two sides
-    alpha = 1 - float(decision.confidence_level)
-    kw = dict(sigma_a2=power.sigma2_candidate, k_a=k, sigma_b2=power.sigma2_baseline, k_b=k, alpha=alpha)
-    if clustered and m > 1:
-        from evalspec.stats.power import clusters_needed
-
-        need = clusters_needed(delta, power.omega2, cluster_size=m, icc=power.icc, power=used, **kw)
-        how = "the CR2 t interval evalspec applies, on G - 1 degrees of freedom"
-    else:
-        need = math.ceil(paired_sample_size(delta, power.omega2, power=used, deff=deff, **kw) - 1e-9)  # type: ignore[arg-type]
-        how = "Miller 2024, eq. 9"
-    unit = f"clusters ({units.cluster})" if clustered else "cases"
-    if stopping.max_units >= need:
+    kw = dict(sigma_a2=power.sigma2_candidate, k_a=k, sigma_b2=power.sigma2_baseline, k_b=k,
+              alpha=1 - float(decision.confidence_level))
+    rule, _, _ = _choose_rule([], units.cluster, a, delta, kw)
+    need = rule.needed(used)
+    unit = f"clusters ({units.cluster})" if units.cluster is not None else "cases"
+    if need is not None and stopping.max_units >= need:
         return None
-    return (f"{stopping.max_units} {unit} are planned, but about {need} are needed for 80% power to detect a "
-            f"difference of {delta:g} (the {name}) under the plan's power assumptions ({how}). This is the power "
-            "of the interval to exclude 0, not the chance of a 'worth acting on' verdict, which needs a true gain "
-            "above the minimum improvement (`evalspec power` shows both)",
+    about = f"about {need}" if need is not None else "more than 100000"
+    if decision.goal == "superiority":
+        what = (f"for the interval to exclude 0 with 80% power when the true gain equals the {name} ({delta:g}) "
+                f"({rule.short}). That is not the chance of the verdict 'worth acting on', which needs the lower "
+                f"bound above the {name} itself: at a true gain equal to it that chance is about 2.5% with any "
+                "number of units (`evalspec power` shows both)")
+    else:
+        what = (f"for 80% power to settle the {name} of {delta:g} at a true difference of 0 ({rule.short}) "
+                "(`evalspec power` shows the numbers)")
+    return (f"{stopping.max_units} {unit} are planned, but {about} are needed {what}",
             "plan more units, a larger minimum difference, or check the assumptions with `evalspec power`")
 
 
@@ -252,9 +350,11 @@ def unreachable_goal(plan: Any) -> str | None:
         return None
     if rep.reachable is not False:
         return None
-    need = rep.needed["80%"]
-    n = need.get("clusters", need["cases"]) if plan.units.cluster is not None else need["cases"]
+    need = rep.needed.get("80%")
+    n = ("more than 100000" if need is None else
+         f"about {need.get('clusters', need['cases']) if plan.units.cluster is not None else need['cases']}")
+    tail = ("; this is the interval's power to exclude 0, not the chance of a 'worth acting on' verdict (about 2.5% "
+            "at a true gain equal to the minimum improvement)" if rep.goal == "superiority" else "")
     return (f"stopping.max_units = {plan.stopping.max_units} {rep.unit} cannot detect a difference of {rep.delta:g} "
-            f"(the {rep.delta_name}) with 80% power under the plan's power assumptions: about {n} are needed "
-            f"(minimum detectable effect {rep.mde['80%']:.3f}); this is the interval's power to exclude 0, not the "
-            "chance of a 'worth acting on' verdict")
+            f"(the {rep.delta_name}) with 80% power under the plan's power assumptions: {n} are needed "
+            f"(minimum detectable effect {rep.mde['80%']:.3f}){tail}")

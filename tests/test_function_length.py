@@ -23,7 +23,6 @@ ALLOWED: dict[str, str] = {
     "evalspec/results/adapters/lm_eval.py:_rows": "not split yet: the tool's row mapping (logs)",
     "evalspec/results/adapters/inspect_ai.py:_rows": "not split yet: the tool's row mapping (logs)",
     "evalspec/tbg/estimate.py:estimate_from_answers": "not split yet: the estimator's steps (stats)",
-    "evalspec/power.py:assess": "not split yet: one report built section by section (stats)",
     "evalspec/analyses/paired.py:_interval": "not split yet: one branch per interval method",
     "evalspec/run.py:run_plan": "the composition root: each step is one call, in order",
     "evalspec/commands/run.py:run": "not split yet: the run command's outputs (workflow)",

@@ -41,7 +41,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.stats.beta_binomial.nuts", "evalspec.stats.beta_binomial.posterior", "evalspec.stats.beta_binomial.ppc",
         "evalspec.stats.beta_binomial.profile", "evalspec.stats.beta_binomial.summaries", "evalspec.stats.bootstrap", "evalspec.stats.clustered",
         "evalspec.stats.mcnemar_clustered", "evalspec.stats.clustered_proportion", "evalspec.stats.distance",
-        "evalspec.stats.highest_density", "evalspec.stats.paired", "evalspec.stats.power", "evalspec.stats.proportion",
+        "evalspec.stats.highest_density", "evalspec.stats.paired", "evalspec.stats.power", "evalspec.stats.power_simulation",
+        "evalspec.stats.proportion",
         "evalspec.stats.sequential", "evalspec.stats.agreement", "evalspec.stats.paired_exact", "evalspec.stats.ppi",
         "evalspec.stats.ranking",
         # The background-temperature engine: a kernel (numpy, torch inside functions) of its own.

@@ -53,6 +53,14 @@ def power(plan: Path, pilot: tuple[Path, ...], as_json: bool) -> None:
                           f"{rep.delta_name} of {rep.delta:g}")
 
 
+def _spread(a) -> str:  # type: ignore[no-untyped-def]
+    if a.cluster_sizes and len(set(a.cluster_sizes)) > 1:
+        return f", unequal sizes ({len(a.cluster_sizes)} pilot clusters of {min(a.cluster_sizes)}-{max(a.cluster_sizes)})"
+    if a.cluster_size_cv:
+        return f", unequal sizes (coefficient of variation {a.cluster_size_cv:g})"
+    return ""
+
+
 def _text(rep) -> str:  # type: ignore[no-untyped-def]
     lines = [f"power for {rep.plan_id}: {rep.goal.replace('_', '-')}"
              + (f", {rep.delta_name} {rep.delta * 100:.1f} points" if rep.delta else "")
@@ -65,7 +73,12 @@ def _text(rep) -> str:  # type: ignore[no-untyped-def]
         lines.append(f"assumptions ({src}): omega^2 = {a.omega2:.4g}, sigma^2 candidate = {a.sigma2_candidate:.4g}, "
                      f"baseline = {a.sigma2_baseline:.4g}, K = {rep.attempts_averaged}"
                      + (f"; clusters of {a.cluster_size:.3g} cases, ICC {a.icc:.3g} -> design effect "
-                        f"{rep.design_effect:.3g}" if a.cluster_size else ""))
+                        f"{rep.design_effect:.3g}" if a.cluster_size else "")
+                     + _spread(a))
+    what = ("the interval to exclude 0 (a gain shown) when the true gain equals the " + rep.delta_name
+            if rep.goal == "superiority" else f"the interval to settle the {rep.delta_name}")
+    if rep.needed:
+        lines.append(f"units for {what}:")
     for pw, need in rep.needed.items():
         extra = f" = {need['clusters']} clusters" if "clusters" in need else ""
         lines.append(f"  {pw} power: {need['cases']} cases{extra}")
@@ -77,8 +90,9 @@ def _text(rep) -> str:  # type: ignore[no-untyped-def]
     if rep.worth_acting_on:
         w = rep.worth_acting_on
         gain = w["true_gain_for_80%"]
-        lines.append(f"chance of 'worth acting on' with the planned {rep.planned_units} {rep.unit}: "
-                     f"{w['if_true_gain_is_minimum']:.1%} if the true gain equals the minimum improvement; 80% needs "
+        lines.append(f"the verdict's chances with the planned {rep.planned_units} {rep.unit}, if the true gain equals "
+                     f"the minimum improvement: a gain shown {w['gain_shown_if_true_gain_is_minimum']:.1%}, "
+                     f"'worth acting on' {w['if_true_gain_is_minimum']:.1%}; 'worth acting on' 80% of the time needs "
                      + (f"a true gain of about {gain * 100:.1f} points" if gain != float("inf") else "more units"))
     if rep.method != "Miller (2024) eq. 9":
         lines.append(f"method: {rep.method}")

@@ -134,6 +134,12 @@ def _data_rules(d: Any) -> Iterator[Issue]:
                                "remove it")
 
 
+def _power_rules(p: Any) -> Iterator[Issue]:
+    if p.cluster_size_cv is not None and p.cluster_size is None:
+        yield Issue(("cluster_size_cv",), "cluster_size_cv needs cluster_size (the average cases per cluster)",
+                    "add power.cluster_size, or remove cluster_size_cv")
+
+
 def _decision_rules(d: Any) -> Iterator[Issue]:
     if d.goal in ("non_inferiority", "equivalence") and d.margin is None:
         yield Issue(("margin",), f"goal {d.goal} needs a margin", "a positive difference in pass rate, e.g. 0.02")
@@ -450,6 +456,18 @@ class PowerAssumptions(_Strict):
     cluster_size: Annotated[float, Field(ge=1.0)] | None = Field(
         None, description="Average cases per cluster (with units.cluster); the design effect is 1 + (m - 1) * icc."
     )
+    cluster_size_cv: Annotated[float, Field(ge=0.0, le=10.0)] | None = Field(
+        None, description="How unequal the cluster sizes are: their coefficient of variation (standard deviation / "
+        "mean; 0 = equal, about 1 = as spread as a geometric distribution), with cluster_size. Set, `evalspec power` "
+        "simulates lognormal sizes with this spread through the interval evalspec applies (seeded); unset, the "
+        "sizes are taken as equal, which overstates power when they are not."
+    )
+
+    __section_rules__ = ((("cluster_size", "cluster_size_cv"), _power_rules),)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_unset_additions(handler(self), ("cluster_size_cv",))
 
 
 class Slice(_Strict):

@@ -58,6 +58,7 @@ __all__ = [
     "design_effect",
     "minimum_detectable_effect",
     "paired_sample_size",
+    "per_case_variance",
     "variance_components",
     "zero_failure_bound",
     "zero_failure_cases",
@@ -110,6 +111,12 @@ def _per_unit_variance(omega2: float, sigma_a2: float, k_a: int, sigma_b2: float
     if total <= 0:
         raise InvalidArgument("omega2", omega2, "the variance of a per-question difference is zero; nothing to power")
     return total
+
+
+def per_case_variance(omega2: float, sigma_a2: float = 0.0, k_a: int = 1, sigma_b2: float = 0.0,
+                      k_b: int = 1) -> float:
+    """Miller (2024) eq. 8: the variance of one case's difference, ``omega^2 + sigma_A^2/K_A + sigma_B^2/K_B``."""
+    return _per_unit_variance(omega2, sigma_a2, k_a, sigma_b2, k_b)
 
 
 def paired_sample_size(delta: float, omega2: float, *, sigma_a2: float = 0.0, k_a: int = 1, sigma_b2: float = 0.0,
