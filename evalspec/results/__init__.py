@@ -16,7 +16,7 @@ from evalspec._files import bounded_glob
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.checks import Checked, check_results
 from evalspec.results.readers import RawFile, detect_format, read_file
-from evalspec.results.table import FileInfo, Tidy, build_table
+from evalspec.results.table import FileInfo, Tidy, build_table, case_table_watch
 
 __all__ = ["OUTSIDE_ALLOWED", "OUTSIDE_READ", "Checked", "FileInfo", "RawFile", "Tidy", "load_results", "resolve_paths", "read_all"]
 
@@ -144,8 +144,9 @@ def read_all(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> list[Ra
         if plan.data.format == "auto":
             _refuse_tool_logs_read_as_tables(paths, plan_path, plan_diagnostic)
         partitions = _partitions(patterns, plan_path.parent, paths)
-        raws = [lake.with_partitions(read_file(path, detect_format(path, plan.data.format), display=_display(path)),
-                                     partitions.get(path, ()))
+        watches = [case_table_watch(plan)]  # the case-table limit, refused while the files are read
+        raws = [lake.with_partitions(read_file(path, detect_format(path, plan.data.format), display=_display(path),
+                                               watches=watches), partitions.get(path, ()))
                 for path in paths]
         raws += [lake.read_object(obj, plan.data.format) for uri in uris for obj in lake.list_uri(uri)]
     return adapters.apply_plan(raws, plan)

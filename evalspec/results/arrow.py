@@ -16,7 +16,7 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.values import CodedColumn, Texts, as_number
 
-__all__ = ["arrow_numpy", "arrow_strings", "arrow_texts", "arrow_to_object", "release_arrow_memory"]
+__all__ = ["arrow_codes", "arrow_numpy", "arrow_strings", "arrow_texts", "arrow_to_object", "release_arrow_memory"]
 
 def release_arrow_memory() -> None:
     """Give the memory of Arrow's freed tables back to the system (its pool keeps it otherwise)."""
@@ -41,8 +41,21 @@ _FEW_CHUNKS = 16
 
 
 def arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarray:
-    """A pyarrow column as an object array of plain values (``None`` for nulls).
+    """A pyarrow column as an object array of plain values (``None`` for nulls): :func:`arrow_codes`, expanded.
 
+    A column of simple values is a :class:`~evalspec.results.values.CodedColumn` (it keeps its codes).
+    """
+    coded = arrow_codes(col, display, unit)
+    if isinstance(coded, np.ndarray):
+        return coded
+    codes, uniques, distinct = coded
+    return CodedColumn.of(codes, uniques, distinct=distinct)
+
+
+def arrow_codes(col: Any, display: str = "", unit: str = "row") -> tuple[np.ndarray, np.ndarray, bool] | np.ndarray:
+    """A pyarrow column as ``(codes, distinct values, distinct)``, or an object array (nested values, all null).
+
+    Code -1 is a null; ``distinct`` is False where two values may read as one (floats: ``as_number``).
     Simple types are dictionary-encoded in Arrow (fast, in C), the distinct values
     converted once and expanded by a NumPy take. Binary is
     decoded as UTF-8, timestamps and dates become ISO 8601 text, nested values Python
@@ -99,7 +112,7 @@ def arrow_to_object(col: Any, display: str = "", unit: str = "row") -> np.ndarra
     uniques[:] = values
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):  # the distinct texts keep their Arrow form
         uniques = Texts.of(uniques, dictionary)
-    return CodedColumn.of(codes, uniques, distinct=not pa.types.is_floating(typ))
+    return codes, uniques, not pa.types.is_floating(typ)
 
 
 def arrow_numpy(arr: Any, fill: Any = None) -> np.ndarray:

@@ -185,10 +185,13 @@ def changed(display: str) -> InputError:
         file=display, message=message, hint="run again once whatever writes the results has finished")])
 
 
-def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES, *, count_commas: bool = True) -> Source:
+def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES, *, count_commas: bool = True,
+         stop: Any = None) -> Source:
     """One streaming pass over a regular file (same refusals as :func:`read_bytes`).
 
     ``count_commas=False`` leaves ``commas`` at -1 (only CSV needs it; a pass over the bytes saved).
+    ``stop`` (a :class:`threading.Event`), once set, ends the pass early: the source is then
+    incomplete, for a read that was refused anyway.
     """
     refuse = refuser(display)
     digest = hashlib.sha256()
@@ -200,7 +203,7 @@ def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES, *, count_comm
         buf = bytearray(4 << 20)  # one buffer, reused: no fresh 8 MiB block per read for the allocator to keep
         view = memoryview(buf)
         with os.fdopen(fd, "rb", buffering=0, closefd=False) as fh:
-            while True:
+            while stop is None or not stop.is_set():
                 got = fh.readinto(buf)
                 if not got:
                     break

@@ -285,7 +285,7 @@ def with_partitions(raw: Any, partitions: tuple[tuple[str, str], ...]) -> Any:
     """``raw`` with one constant text column per Hive partition value (refused where the file has it too)."""
     if not partitions:
         return raw
-    from evalspec.results.values import CodedColumn
+    from evalspec.results.values import CodedColumn, LazyCoded
 
     columns = dict(raw.columns)
     for key, value in partitions:
@@ -295,7 +295,9 @@ def with_partitions(raw: Any, partitions: tuple[tuple[str, str], ...]) -> Any:
                 f"{key}={value}", hint="rename one of them: evalspec will not guess which value is meant")])
         uniques = np.empty(1, dtype=object)
         uniques[0] = value
-        columns[key] = CodedColumn.of(np.zeros(raw.rows, dtype=np.int32), uniques, distinct=True)
+        zeros = np.zeros(raw.rows, dtype=np.int8)
+        lazy = any(isinstance(c, LazyCoded) for c in columns.values())  # read in batches: one byte a row
+        columns[key] = LazyCoded(zeros, uniques) if lazy else CodedColumn.of(zeros, uniques, distinct=True)
     location = dict(raw.location or {})
     location["partition"] = {k: v for k, v in partitions}
     return replace(raw, columns=columns, location=location)

@@ -28,12 +28,13 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.arrow import release_arrow_memory
+from evalspec.results.batches import Watch, stream_table
 from evalspec.results.files import BOM, Source, read_bytes, scan
 from evalspec.results.formats.csv import read_csv, read_csv_python
 from evalspec.results.formats.jsonl import read_jsonl, read_jsonl_python, scan_while_parsing_jsonl
 from evalspec.results.formats.parquet import read_parquet
 
-__all__ = ["FORMATS", "READERS", "SMALL_FILE_BYTES", "RawFile", "detect_format", "read_file"]
+__all__ = ["FORMATS", "READERS", "SMALL_FILE_BYTES", "STREAM", "RawFile", "detect_format", "read_file"]
 
 
 #: Formats the run step reads, by file extension.
@@ -96,6 +97,11 @@ READERS: dict[str, Callable[..., tuple[dict[str, np.ndarray], np.ndarray, str]]]
 SMALL_FILE_BYTES = 1 << 20
 
 
+#: Whether files of :data:`SMALL_FILE_BYTES` or more are read in record batches (tests switch it off
+#: to compare the two paths; both give the same values).
+STREAM = True
+
+
 def _small_text_file(path: Path, fmt: str) -> str | None:
     """``fmt`` when ``path`` is a regular JSONL or CSV file under :data:`SMALL_FILE_BYTES`, else None."""
     if fmt not in ("jsonl", "csv"):
@@ -107,8 +113,14 @@ def _small_text_file(path: Path, fmt: str) -> str | None:
     return fmt if stat.S_ISREG(st.st_mode) and st.st_size < SMALL_FILE_BYTES else None
 
 
-def read_file(path: Path, fmt: str, display: str | None = None) -> RawFile:
-    """Read one results file of format ``fmt`` (``jsonl``, ``csv`` or ``parquet``)."""
+def read_file(path: Path, fmt: str, display: str | None = None, watches: list[Watch] | None = None) -> RawFile:
+    """Read one results file of format ``fmt`` (``jsonl``, ``csv`` or ``parquet``).
+
+    A file of :data:`SMALL_FILE_BYTES` or more is read in record batches
+    (:func:`~evalspec.results.batches.stream_table`: bounded memory, ``watches`` see its
+    columns as they are read); one the batch reader cannot read exactly, and a small one, is
+    read whole. Both give the same values (property-tested).
+    """
     display = display or str(path)
     reader = READERS.get(fmt)
     if reader is None:  # pragma: no cover - the plan model restricts formats
@@ -120,6 +132,11 @@ def read_file(path: Path, fmt: str, display: str | None = None) -> RawFile:
         data = raw[3:] if raw.startswith(BOM) else raw
         columns, lines = (read_jsonl_python if small == "jsonl" else read_csv_python)(data, display)
         unit = "line"
+    elif STREAM and (streamed := stream_table(Path(path), fmt, display, watches)) is not None:
+        first = 2 if fmt == "csv" else 1
+        return RawFile(path=str(path), display=display, format=fmt, sha256=streamed.source.sha256,
+                       columns=dict(streamed.columns), lines=np.arange(first, first + streamed.rows, dtype=np.int64),
+                       unit="row" if fmt == "parquet" else "line")
     elif fmt == "jsonl":  # the scan (SHA-256, line count) runs beside Arrow's parse, not before it
         src, parsed = scan_while_parsing_jsonl(Path(path), display)
         columns, lines, unit = read_jsonl(src, display, parsed)

@@ -22,13 +22,14 @@ import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
 from evalspec.labels import identifier_label as _label
-from evalspec.limits import MAX_LABEL_CHARS, MAX_ROWS, MAX_SLICE_LEVELS
+from evalspec.limits import MAX_CASE_CELLS, MAX_LABEL_CHARS, MAX_SLICE_LEVELS
 from evalspec.results.hints import OUTCOME_HINT, candidate_names_hint, column_guess, delimiter_problems
+from evalspec.results.batches import Watch
 from evalspec.results.arrow import arrow_numpy, arrow_strings, arrow_texts
 from evalspec.results.readers import RawFile
-from evalspec.results.values import CodedColumn
+from evalspec.results.values import CodedColumn, LazyCoded, Texts, narrow_codes
 
-__all__ = ["Tidy", "FileInfo", "build_table", "located", "factorize", "missing_mask", "MAX_LISTED", "MAX_REPEAT",
+__all__ = ["Tidy", "FileInfo", "build_table", "case_table_watch", "case_table_refusal", "located", "factorize", "missing_mask", "MAX_LISTED", "MAX_REPEAT",
            "MAX_ABS_SCORE", "plan_columns"]
 
 #: At most this many rows are listed per finding; the rest are counted.
@@ -141,9 +142,12 @@ class _Concat:
         self.columns: dict[str, np.ndarray] = {}
         for k in names:
             parts = []
+            lazy = any(isinstance(r.columns.get(k), LazyCoded) for r in raws)
             for r in raws:
                 if k in r.columns:
                     parts.append(r.columns[k])
+                elif lazy:  # (files read in batches: the column stays codes)
+                    parts.append(LazyCoded(np.full(r.rows, -1, dtype=np.int8), np.zeros(0, dtype=object)))
                 else:
                     parts.append(np.full(r.rows, None, dtype=object))
             self.columns[k] = concat_columns(parts)
@@ -166,14 +170,13 @@ def concat_columns(parts: list[np.ndarray]) -> np.ndarray:
         return parts[0]
     if not all(getattr(p, "codes", None) is not None for p in parts):
         return np.concatenate(parts)
-    from evalspec.results.values import CodedColumn
-
     ucodes, merged = factorize(np.concatenate([np.array(p.uniques, dtype=np.object_) for p in parts]))
     pieces, offset = [], 0
     for p in parts:
         size = len(p.uniques)
         remap = np.append(ucodes[offset:offset + size], -1)  # code -1 (missing) stays -1
-        pieces.append(remap[np.where(p.codes >= 0, p.codes, size)])
+        part = p.codes.astype(np.int64)  # (narrow codes: size may not fit their type)
+        pieces.append(remap[np.where(part >= 0, part, size)])
         offset += size
     codes = np.concatenate(pieces).astype(np.int64, copy=False)
     seen = codes >= 0
@@ -183,7 +186,13 @@ def concat_columns(parts: list[np.ndarray]) -> np.ndarray:
     renumber[order] = np.arange(order.size)
     uniques = np.empty(order.size, dtype=object)
     uniques[:] = list(merged[order]) if order.size else []
-    return CodedColumn.of(renumber[np.where(seen, codes, len(merged))], uniques, distinct=True)
+    out = renumber[np.where(seen, codes, len(merged))]
+    if any(isinstance(p, LazyCoded) for p in parts):  # read in batches: stays codes
+        values = uniques.tolist()
+        if values and all(v.__class__ is str for v in values):
+            uniques = Texts.of(uniques, arrow_strings(values))  # typed in C later
+        return LazyCoded(narrow_codes(out, order.size), uniques)
+    return CodedColumn.of(out, uniques, distinct=True)
 
 
 def _factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -442,18 +451,17 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
     line of ``key`` (a column the plan names but the results lack points at the plan). Each
     role is typed by its own function below, in the order its problems are listed.
     """
-    total = sum(r.rows for r in raws)
-    if total > MAX_ROWS:
-        where = ", ".join(r.display for r in raws)
-        raise InputError(f"{where}: {total:,} rows, more than the {MAX_ROWS:,} evalspec analyses in one run", [Diagnostic(
-            file=where, message=f"the results hold {total:,} rows, more than the {MAX_ROWS:,} evalspec analyses in one run",
-            hint="analyse a preregistered sample of the cases, or split the study into several plans")])
     cat = _Concat(raws)
     roles = role_columns(cat, raws, plan, plan_diagnostic)
     problems: list[Diagnostic] = []
     cols = plan.data.columns
     cand = typed_candidates(cat, roles.candidate, plan, problems)
     case, case_ids = typed_cases(cat, roles.case, plan, problems)
+    if len(case_ids) * max(1, len(plan.candidates)) > MAX_CASE_CELLS:
+        _, firsts = np.unique(case[case >= 0], return_index=True)
+        row = int(np.flatnonzero(case >= 0)[np.sort(firsts)[MAX_CASE_CELLS // max(1, len(plan.candidates))]])
+        raise case_table_refusal(*cat.where(row), "line" if cat.units[int(cat.file_idx[row])] == "line" else "row",
+                                 plan)
     repeat = typed_repeats(cat, roles.repeat, cols.repeat, problems)
     passed, score = typed_outcomes(cat, roles.outcome, plan, problems)
     cluster, cluster_ids = typed_clusters(cat, roles.cluster, plan, problems)
@@ -473,6 +481,35 @@ def build_table(raws: list[RawFile], plan: Any, plan_diagnostic: Any = None) -> 
         cluster_ids=cluster_ids, version=version, timestamp=timestamp, file_idx=cat.file_idx, line=cat.line,
         raw=cat.columns, time_range=time_range,
     )
+
+
+def case_table_watch(plan: Any) -> Watch:
+    """A watch that refuses a results set whose case table exceeds :data:`~evalspec.limits.MAX_CASE_CELLS`.
+
+    Given to the batch readers (:func:`evalspec.results.readers.read_file`), it stops the read
+    at the first row of the case that is one too many (distinct case ids as written, over
+    every file), before the rest of the input is read.
+    """
+    max_cases = MAX_CASE_CELLS // max(1, len(plan.candidates))
+
+    def check(distinct: Any, codes: np.ndarray, first_row: int, display: str, unit: str) -> None:
+        if len(distinct.values) > max_cases:
+            over = np.flatnonzero(codes.astype(np.int64) >= max_cases)
+            raise case_table_refusal(display, first_row + int(over[0] if over.size else 0), unit, plan)
+
+    return Watch(column=plan.units.case, check=check)
+
+
+def case_table_refusal(display: str, line: int, unit: str, plan: Any) -> InputError:
+    """The located refusal of a case table larger than :data:`~evalspec.limits.MAX_CASE_CELLS`."""
+    n = max(1, len(plan.candidates))
+    message = (f"this row names case {MAX_CASE_CELLS // n + 1:,}: {n} candidate(s) x more than "
+               f"{MAX_CASE_CELLS // n:,} cases is more than the {MAX_CASE_CELLS:,} candidate x case cells evalspec "
+               "analyses in one run")
+    where = f"{display}:{line}" if unit == "line" else f"{display} row {line}"
+    return InputError(f"{where}: {message}", [Diagnostic(
+        file=display, line=line, key=plan.units.case, message=message,
+        hint="analyse a preregistered sample of the cases, or split the study into several plans")])
 
 
 @dataclass(frozen=True)
@@ -629,6 +666,8 @@ def typed_versions(col: np.ndarray) -> np.ndarray:
                      dtype=np.int32)
     uniq_labels = np.empty(len(index), dtype=object)
     uniq_labels[:] = list(index)
+    if isinstance(col, LazyCoded):
+        return LazyCoded(narrow_codes(remap[vcodes], len(index)), uniq_labels)
     return CodedColumn.of(remap[vcodes], uniq_labels, distinct=True)  # its codes travel with it
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from evalspec.errors import InputError
 
-__all__ = ["EXACT", "CodedColumn", "Texts", "as_number", "repeated", "utf8", "value_key"]
+__all__ = ["EXACT", "CodedColumn", "LazyCoded", "Texts", "as_number", "narrow_codes", "repeated", "utf8", "value_key"]
 
 #: Integral floats below this magnitude are ints (exactly representable in a double).
 EXACT = 2**53
@@ -114,3 +114,67 @@ def repeated(names: list[str]) -> list[str]:
     from collections import Counter
 
     return sorted(n for n, c in Counter(names).items() if c > 1)
+
+
+def narrow_codes(codes: np.ndarray, n_values: int) -> np.ndarray:
+    """``codes`` (-1 = missing) in the smallest signed integer type that holds ``n_values`` codes."""
+    dtype = np.int8 if n_values < 2**7 else np.int16 if n_values < 2**15 else np.int32
+    return codes.astype(dtype, copy=False)
+
+
+class LazyCoded:
+    """A column held as codes into its distinct values (``value = uniques[code]``, -1 missing), never expanded.
+
+    What a streamed reader (:mod:`evalspec.results.batches`) returns: one to four bytes a row
+    instead of an object reference a row. It reads as a :class:`CodedColumn` wherever a
+    column is read: ``.codes`` / ``.uniques`` (so factorizing it is free), ``len``, a row's
+    value by index, another ``LazyCoded`` for a mask or an index array, and
+    :func:`numpy.asarray` (or :meth:`copy`, for a column to change) expands it, for code that
+    needs the object array. The uniques are distinct, in first-seen order, and never None.
+    """
+
+    __slots__ = ("codes", "uniques")
+    dtype = np.dtype(object)
+    ndim = 1
+
+    def __init__(self, codes: np.ndarray, uniques: np.ndarray) -> None:
+        self.codes = codes
+        self.uniques = uniques
+
+    @property
+    def shape(self) -> tuple[int]:
+        """``(rows,)``."""
+        return (int(self.codes.shape[0]),)
+
+    @property
+    def size(self) -> int:
+        """Number of rows."""
+        return int(self.codes.shape[0])
+
+    def __len__(self) -> int:
+        return int(self.codes.shape[0])
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, (int, np.integer)):
+            code = int(self.codes[key])
+            return None if code < 0 else self.uniques[code]
+        return LazyCoded(self.codes[key], self.uniques)
+
+    def expand(self) -> np.ndarray:
+        """The object array (a :class:`CodedColumn`, so its codes travel with it)."""
+        return CodedColumn.of(self.codes, self.uniques, distinct=True)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.expand()
+        return out if dtype is None else out.astype(dtype)
+
+    def __iter__(self) -> Any:
+        return iter(self.expand().tolist())
+
+    def tolist(self) -> list[Any]:
+        """The values as a list."""
+        return self.expand().tolist()
+
+    def copy(self) -> np.ndarray:
+        """A changeable object array of the values."""
+        return self.expand()

@@ -55,14 +55,16 @@ def test_too_many_slice_levels(space: Space, monkeypatch: pytest.MonkeyPatch) ->
                                   "more than the 3 a slice may have; slice by a coarser column (a topic, not an id)")
 
 
-def test_too_many_rows(space: Space, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("evalspec.results.table.MAX_ROWS", 10)
+def test_too_many_cases_for_the_case_table(space: Space, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No limit on rows: the case table (candidates x cases) is limited, refused at the row of the case too many."""
+    monkeypatch.setattr("evalspec.results.table.MAX_CASE_CELLS", 6)
     space.write()
     result = space.cli("run", "plan.yaml")
     assert result.exit_code == 2
-    assert first_line(result) == ("results.jsonl: the results hold 16 rows, more than the 10 evalspec analyses in one "
-                                  "run; analyse a preregistered sample of the cases, or split the study into several "
-                                  "plans")
+    assert first_line(result).startswith("results.jsonl:")
+    assert ("this row names case 4: 2 candidate(s) x more than 3 cases is more than the 6 candidate x case cells "
+            "evalspec analyses in one run") in result.output
+    assert "analyse a preregistered sample of the cases" in result.output
 
 
 def test_file_bigger_than_the_limit(tmp_path: Path) -> None:
