@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "validate": "evalspec.commands.validate:validate",
     "lock": "evalspec.commands.lock:lock",
     "order": "evalspec.commands.order:order",
+    "draw-labels": "evalspec.commands.draw_labels:draw_labels",
     "init": "evalspec.commands.init:init",
     "schema": "evalspec.commands.schema:schema",
     "run": "evalspec.commands.run:run",
@@ -42,12 +43,14 @@ COMMANDS: dict[str, str] = {
 
 #: The order ``evalspec --help`` lists the commands in: the order a study uses them.
 WORKFLOW = ("init", "validate", "lock", "run", "report", "audit", "gate", "diff", "attest", "power", "order",
+            "draw-labels",
             "convert", "schema", "tbg")
 
 _HELP = {
     "validate": "Check plan files; print every problem at its line.",
     "lock": "Record the plan's canonical hash in PLAN.lock.json.",
     "order": "Draw the seeded random order the harness runs the cases in (sequential designs).",
+    "draw-labels": "Draw the seeded random subset of cases people label (judge_corrected).",
     "init": "Write a commented starter plan that validates as written.",
     "schema": "Print the JSON Schema of the plan (or, with --claim, of the claim).",
     "run": "Run the plan on its results and write the claim record.",

@@ -32,7 +32,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "leaves": (
         "evalspec", "evalspec._version", "evalspec._resources", "evalspec._atomic", "evalspec.exit_codes",
         "evalspec.errors", "evalspec.limits", "evalspec.method_words", "evalspec._files", "evalspec.terminal",
-        "evalspec.unit_order", "evalspec.labels",
+        "evalspec.unit_order", "evalspec.labels", "evalspec.label_draw",
         "evalspec.analyses.base", "evalspec.analyses.contract",
         "evalspec.stats", "evalspec.stats._numeric", "evalspec.stats._results", "evalspec.stats._validation",
         "evalspec.stats.beta_binomial", "evalspec.stats.beta_binomial.contrast", "evalspec.stats.beta_binomial.counts",
@@ -97,7 +97,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.commands.power", "evalspec.commands.report", "evalspec.commands.run",
         "evalspec.commands.schema", "evalspec.commands.tbg", "evalspec.commands.validate",
         "evalspec.commands.attest", "evalspec.commands.gate", "evalspec.commands.validate_data", "evalspec.commands.diff",
-        "evalspec.commands.order",
+        "evalspec.commands.order", "evalspec.commands.draw_labels",
     ),
 }
 

@@ -76,6 +76,11 @@ class LabelledSubset(BaseModel):
     unit: Literal["case", "cluster"] = Field("case", description="What was drawn: single cases, or whole clusters "
                                              "(units.cluster) with all their cases.")
     strata: Column | None = Field(None, description="Results column of the strata (required for stratified).")
+    file: Annotated[str, Field(min_length=1, max_length=500)] | None = Field(
+        None, description="The draw written by `evalspec draw-labels`, relative to the plan: the run compares the "
+        "cases that carry a human label with it. Without it evalspec cannot check which cases were drawn.")
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = Field(
+        None, description="SHA-256 of the draw file as written: the plan's hash (and its lock) covers the draw.")
 
     @model_validator(mode="after")
     def _strata_for_stratified(self) -> LabelledSubset:
@@ -83,7 +88,17 @@ class LabelledSubset(BaseModel):
             raise ValueError("selection 'stratified' needs `strata`: the column the draw was stratified by")
         if self.selection == "simple_random" and self.strata is not None:
             raise ValueError("`strata` is only read with selection 'stratified'")
+        if (self.file is None) != (self.sha256 is None):
+            raise ValueError("`file` and `sha256` go together: paste the entry `evalspec draw-labels` prints")
         return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        for key in ("file", "sha256"):  # unset: the plan hashes as before the keys
+            if isinstance(data, dict) and data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class JudgeCorrectedParams(AnalysisParams):
@@ -199,6 +214,11 @@ class SubsetCheck(_Part):
     labelled_share: float
     balance_difference: float | None = Field(None, description="Judge pass rate on labelled minus unlabelled cases.")
     balance_pvalue: float | None = None
+    draw_file: str | None = Field(None, description="The recorded draw (labelled_subset.file); None: no draw recorded.")
+    drawn_cases: int | None = Field(None, description="Analysed cases the recorded draw holds.")
+    labelled_not_drawn: int | None = Field(None, description="Labelled cases the draw does not hold.")
+    drawn_not_labelled: int | None = Field(None, description="Drawn cases nobody labelled.")
+    examples: list[str] = Field(default_factory=list, description="A few of those cases, to look up.")
 
 
 class JudgeCorrectedResult(ResultModel):
@@ -474,9 +494,49 @@ def _subset(ctx: Any, params: JudgeCorrectedParams, human: np.ndarray) -> Subset
         mean_f = np.nanmean(f[:, idx], axis=0)
         b = labelled_balance(mean_f, lab_case[idx], clusters=None if ctx.case_cluster is None else ctx.case_cluster[idx])
         diff, pval = b.difference, b.pvalue
+    check = _against_draw(ctx, ls, idx, lab_case[idx]) if ls.file is not None else {}
     return SubsetCheck(selection=ls.selection, unit=ls.unit, planned_fraction=ls.fraction, seed=ls.seed,
                        strata=ls.strata, cases=n, labelled_cases=n_lab, labelled_share=float(share),
-                       balance_difference=diff, balance_pvalue=pval)
+                       balance_difference=diff, balance_pvalue=pval, **check)
+
+
+def _load_draw(ctx: Any, ls: LabelledSubset) -> Any:
+    """The recorded draw (labelled_subset.file), its SHA-256 checked against the plan's."""
+    import hashlib
+    from pathlib import Path
+
+    from evalspec._files import read_text
+    from evalspec.analyses.contract import AnalysisRefused
+    from evalspec.errors import InputError
+    from evalspec.label_draw import parse_draw
+
+    path = Path(ls.file or "")
+    base = getattr(ctx, "plan_dir", None)
+    if base is not None and not path.is_absolute():
+        path = Path(base) / path
+    try:
+        text = read_text(path, what="labelled-subset draw", limit=64 * 1024**2) or ""
+    except (InputError, OSError) as exc:
+        raise AnalysisRefused(f"the recorded draw of the labelled cases {ls.file} cannot be read: "
+                              f"{getattr(exc, 'message', None) or exc}") from None
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if digest != ls.sha256:
+        raise AnalysisRefused(f"the draw {ls.file} is not the one the plan recorded (SHA-256 {digest[:12]}..., the "
+                              f"plan says {(ls.sha256 or '')[:12]}...): the draw was changed after it was preregistered")
+    draw, problem = parse_draw(text)
+    if draw is None:
+        raise AnalysisRefused(f"the draw {ls.file}: {problem}")
+    return draw
+
+
+def _against_draw(ctx: Any, ls: LabelledSubset, idx: np.ndarray, labelled: np.ndarray) -> dict[str, Any]:
+    """The labelled cases against the recorded draw: labelled but not drawn, drawn but not labelled."""
+    drawn = set(_load_draw(ctx, ls).cases)
+    ids = [str(c) for c in ctx.case_ids[idx].tolist()]
+    extra = [c for c, lab in zip(ids, labelled.tolist(), strict=True) if lab and c not in drawn]
+    skipped = [c for c, lab in zip(ids, labelled.tolist(), strict=True) if not lab and c in drawn]
+    return {"draw_file": ls.file, "drawn_cases": sum(c in drawn for c in ids), "labelled_not_drawn": len(extra),
+            "drawn_not_labelled": len(skipped), "examples": (extra + skipped)[:5]}
 
 
 def _caveats(result: JudgeCorrectedResult, params: JudgeCorrectedParams, disagree: int) -> list[Caveat]:
@@ -494,6 +554,17 @@ def _caveats(result: JudgeCorrectedResult, params: JudgeCorrectedParams, disagre
             f"The judge passes {abs(s.balance_difference or 0):.1%} {'more' if (s.balance_difference or 0) > 0 else 'fewer'}"
             f" of the labelled cases than of the others (p = {s.balance_pvalue:.2g}): the labelled cases may not be a "
             "random subset, which the corrected interval assumes.")))
+    if s.draw_file is None:
+        out.append(Caveat(code="labelled_draw_not_recorded", severity=sev, message=(
+            "The plan records no draw of the cases people labelled (evalspec draw-labels writes one), so nothing shows "
+            "they were chosen at random, which the corrected numbers assume: evalspec checked only the labelled share "
+            "and the judge's pass rate on them.")))
+    elif s.labelled_not_drawn or s.drawn_not_labelled:
+        shown = f" (e.g. {', '.join(s.examples[:3])})" if s.examples else ""
+        out.append(Caveat(code="labels_differ_from_draw", severity=sev, message=(
+            f"The labelled cases are not the recorded draw ({s.draw_file}): {s.labelled_not_drawn} labelled cases were "
+            f"not drawn and {s.drawn_not_labelled} drawn cases were not labelled{shown}. If cases were swapped or "
+            "skipped for a reason linked to their outcome, the corrected numbers can be biased.")))
     c = result.comparison
     if params.primary and c is not None and not c.informative:
         out.append(Caveat(code="uninformative_interval", severity="verdict",

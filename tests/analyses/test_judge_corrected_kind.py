@@ -219,7 +219,8 @@ def test_a_real_gain_survives_the_correction(tmp_path: Path) -> None:
     from evalspec.cli import cli
 
     example = ROOT / "examples" / "judge-leaderboard"
-    (tmp_path / "results.jsonl").write_bytes((example / "results.jsonl").read_bytes())
+    for name in ("results.jsonl", "labelled.txt"):
+        (tmp_path / name).write_bytes((example / name).read_bytes())
     (tmp_path / "plan.yaml").write_text((example / "plan.yaml").read_text().replace("[v2, current]", "[v4, current]"))
     res = CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml"), "--out", str(tmp_path / "out")],
                              env={"SOURCE_DATE_EPOCH": "1796126400", "EVALSPEC_NO_REPORT": "1"})
@@ -236,7 +237,8 @@ def test_minimum_units_counts_the_labelled_units(tmp_path: Path) -> None:
     from evalspec.cli import cli
 
     example = ROOT / "examples" / "judge-leaderboard"
-    (tmp_path / "results.jsonl").write_bytes((example / "results.jsonl").read_bytes())
+    for name in ("results.jsonl", "labelled.txt"):
+        (tmp_path / name).write_bytes((example / name).read_bytes())
     (tmp_path / "plan.yaml").write_text((example / "plan.yaml").read_text().replace("minimum_units: 30",
                                                                                     "minimum_units: 60"))
     res = CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml"), "--out", str(tmp_path / "out")],

@@ -58,7 +58,8 @@ def _run(folder: Path) -> dict:
 
 
 def test_declared_model_grader_without_labels_is_a_detected_limit(tmp_path: Path) -> None:
-    shutil.copy(EXAMPLE / "results.jsonl", tmp_path)
+    for name in ("results.jsonl", "labelled.txt"):
+        shutil.copy(EXAMPLE / name, tmp_path)
     text = (EXAMPLE / "plan.yaml").read_text()
     start, end = text.index("  - kind: judge_corrected"), text.index("  - kind: ranking")
     plain = text[:start] + text[end:]
