@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.analyses.contract import Repeats
-from evalspec.attempts import attempt_order, attempt_ranks, reduce_attempts
+from evalspec.attempts import apply_missing_policy, attempt_order, attempt_ranks, reduce_attempts
 
 __all__ = ["ATTEMPT_COUNT_RULES", "View", "equal_attempts", "missing_as_failures"]
 
@@ -116,9 +116,8 @@ def missing_as_failures(ctx: Any, candidate: str, baseline: str | None, *, answe
 
 
 def _usable(ctx: Any) -> np.ndarray:
-    """Attempt rows the attempt rule can read under the plan's missing-outcome policy."""
-    r = ctx.repeats
-    return ~np.isnan(r.passed) if ctx.missing_policy == "exclude" else np.ones(r.cand.shape, dtype=bool)
+    """Attempt rows the attempt rule can read under the plan's missing-outcome policy (its one home)."""
+    return apply_missing_policy(ctx.repeats.passed, ctx.missing_policy)[0]
 
 
 def equal_attempts(ctx: Any, candidate: str, baseline: str, *, answer: np.ndarray | None = None,

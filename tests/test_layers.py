@@ -32,7 +32,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "leaves": (
         "evalspec", "evalspec._version", "evalspec._resources", "evalspec._atomic", "evalspec.exit_codes",
         "evalspec.errors", "evalspec.limits", "evalspec.method_words", "evalspec._files", "evalspec.terminal",
-        "evalspec.unit_order", "evalspec.labels", "evalspec.label_draw",
+        "evalspec.unit_order", "evalspec.labels", "evalspec.label_draw", "evalspec.numbers",
         "evalspec.analyses.base", "evalspec.analyses.contract",
         "evalspec.stats", "evalspec.stats._numeric", "evalspec.stats._results", "evalspec.stats._validation",
         "evalspec.stats.beta_binomial", "evalspec.stats.beta_binomial.contrast", "evalspec.stats.beta_binomial.counts",

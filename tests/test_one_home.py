@@ -157,3 +157,23 @@ def test_attempt_order_and_ranks_have_one_home() -> None:
             same = np.flatnonzero((cand == cand[r]) & (case == case[r]))
             before = [s for s in same if (repeat[s], s) < (repeat[r], r)]
             assert rank[r] == len(before) and size[r] == len(same)
+
+
+def test_number_formats_have_one_home() -> None:
+    """``evalspec.numbers``: the report's filters and the verdict's claim text write numbers from there."""
+    import evalspec.decision.wording as wording
+    import evalspec.numbers as numbers
+    import evalspec.report.fmt as fmt
+
+    for name in ("pct", "pts", "interval", "level", "count", "number", "pvalue", "signed_count"):
+        assert getattr(fmt, name) is getattr(numbers, name), name
+    assert (wording.pp, wording.signed, wording.pct, wording.lvl) == (
+        numbers.claim_points, numbers.claim_signed, numbers.claim_pct, numbers.claim_level)
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "numbers.py":
+            text = path.read_text(encoding="utf-8")
+            for fn in ("def pct(", "def pts(", "def pp(", "def lvl(", "def signed(", "def pvalue("):
+                assert fn not in text, f"{path.relative_to(ROOT)} defines {fn[4:-1]} again"
+    # the two registers differ only in the minus sign, the missing value and the unsigned zero
+    assert (numbers.pts(-0.04), numbers.claim_signed(-0.04)) == ("\u22124.0 points", "-4.0")
+    assert (numbers.pct(None), numbers.claim_pct(None)) == ("\u2014", "undefined")

@@ -17,29 +17,10 @@ __all__ = ["CLOSE", "ESTIMAND_WORDS", "Words", "cell_words", "escalation", "esti
            "signed"]
 
 from evalspec.decision.verdicts import CLOSE
-
-
-def pp(x: float) -> str:
-    """A difference in pass rate as percentage points: 0.04 -> '4.0 points'."""
-    return f"{abs(x) * 100:.1f} points" if abs(x) * 100 >= 0.05 else "0.0 points"
-
-
-def signed(x: float) -> str:
-    """A signed difference in points: 0.04 -> '+4.0' (no sign for a value that rounds to 0)."""
-    v = x * 100
-    if abs(v) < 0.05:
-        return "0.0"
-    return f"{v:+.1f}"
-
-
-def pct(x: float | None) -> str:
-    return "undefined" if x is None else f"{x * 100:.1f}%"
-
-
-def lvl(x: float) -> str:
-    """A level as a percentage without spurious decimals: 0.95 -> '95%', 0.975 -> '97.5%'."""
-    s = f"{x * 100:.2f}".rstrip("0").rstrip(".")
-    return f"{s}%"
+from evalspec.numbers import claim_level as lvl
+from evalspec.numbers import claim_pct as pct
+from evalspec.numbers import claim_points as pp
+from evalspec.numbers import claim_signed as signed
 
 
 #: What a primary interval bounds, in words (``PrimaryInterval.estimand``); an unknown code reads as itself.

@@ -1,25 +1,37 @@
-"""Number and text formatting for the report (jinja2 filters).
+"""The report's template filters (jinja2): numbers, sentences, dates and case lists.
 
 The report never computes a statistic: these helpers only *write* numbers that are already
-in the claim record, in the words and units a decision owner reads. Proportions in the claim
-are in [0, 1]; the report writes pass rates as percentages and differences of pass rates as
-percentage points ("points", one decimal), with a true minus sign so a negative number cannot
-be misread; :func:`prose` gives sentences the claim holds the same minus sign.
-Missing values (``None``) are written as an em dash rather than raising, because a claim may
-legitimately lack an optional part.
+in the claim record, in the words and units a decision owner reads. The number formats
+(``pct``, ``pts``, ``interval``, ``level``, ``count``, ``num``, ``pvalue``, ``signed_count``)
+are :mod:`evalspec.numbers`'s report register, their one home; :func:`prose` gives sentences
+the claim holds the same true minus sign. Missing values (``None``) are written as an em dash.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import re
 from typing import Any
+
+from evalspec.numbers import (
+    DASH,
+    MINUS,
+    POINTS,
+    count,
+    interval,
+    level,
+    number,
+    pct,
+    pts,
+    pvalue,
+    signed_count,
+)
 
 __all__ = [
     "DASH",
     "FILTERS",
     "MINUS",
+    "POINTS",
     "case_grid",
     "count",
     "date_time",
@@ -33,55 +45,6 @@ __all__ = [
     "signed_count",
 ]
 
-MINUS = "\u2212"
-DASH = "\u2014"
-
-
-def _is_num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _signed(text: str, negative: bool, sign: bool, is_zero: bool) -> str:
-    if negative:
-        return MINUS + text
-    if sign and not is_zero:
-        return "+" + text
-    return text
-
-
-def pct(x: Any, digits: int = 1) -> str:
-    """A proportion as a percentage: ``0.8234 -> '82.3%'``."""
-    if not _is_num(x):
-        return DASH
-    value = 100.0 * float(x)
-    text = f"{abs(value):.{digits}f}"
-    return _signed(text, value < 0 and float(text) != 0, False, False) + "%"
-
-
-#: The unit of a difference of pass rates, everywhere in the report.
-POINTS = " points"
-
-
-def pts(x: Any, digits: int = 1, sign: bool = True) -> str:
-    """A difference of proportions in percentage points: ``0.04 -> '+4.0 points'``."""
-    if not _is_num(x):
-        return DASH
-    value = 100.0 * float(x)
-    text = f"{abs(value):.{digits}f}"
-    zero = float(text) == 0
-    return _signed(text, value < 0 and not zero, sign, zero) + POINTS
-
-
-def interval(low: Any, high: Any, kind: str = "pct", digits: int = 1) -> str:
-    """An interval in the unit of ``kind``: ``'pct'`` (73.3% to 88.3%), ``'pts'`` or ``'num'``."""
-    if kind == "pct":
-        return f"{pct(low, digits)} to {pct(high, digits)}"
-    if kind == "pts":
-        lo, hi = pts(low, digits), pts(high, digits)
-        return f"{lo.removesuffix(POINTS)} to {hi}"
-    return f"{number(low)} to {number(high)}"
-
-
 _HYPHEN_MINUS = re.compile(r"(?:^|(?<=[\s(\[]))-(?=\d)")
 
 
@@ -94,53 +57,6 @@ def prose(text: Any) -> str:
     if text is None:
         return ""
     return _HYPHEN_MINUS.sub(MINUS, str(text))
-
-
-def signed_count(n: Any) -> str:
-    """A signed count: ``2 -> '+2'``, ``-1 -> '−1'``, ``0 -> '0'``."""
-    if not _is_num(n):
-        return DASH
-    text = count(abs(n))
-    return _signed(text, n < 0, True, n == 0)
-
-
-def level(cl: Any) -> str:
-    """A confidence level: ``0.95 -> '95%'``, ``0.975 -> '97.5%'``."""
-    if not _is_num(cl):
-        return DASH
-    return f"{100 * float(cl):.10g}%"
-
-
-def count(n: Any) -> str:
-    """An integer with thousands separators (``100000 -> '100,000'``); fractional counts keep 1 decimal."""
-    if not _is_num(n):
-        return DASH
-    text = f"{int(n):,}" if float(n).is_integer() else f"{float(n):,.1f}"
-    return text.replace("-", MINUS)
-
-
-def number(x: Any, sig: int = 4) -> str:
-    """A general number to ``sig`` significant digits, integers kept whole."""
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if not _is_num(x):
-        return DASH if x is None else str(x)
-    if isinstance(x, int) or float(x).is_integer() and abs(x) < 1e15:
-        return count(x)
-    text = f"{float(x):.{sig}g}"
-    if "e" in text:
-        mant, exp = text.split("e")
-        text = f"{mant} × 10^{int(exp)}"
-    return text.replace("-", MINUS)
-
-
-def pvalue(p: Any) -> str:
-    """A p-value: two significant digits, ``'< 0.001'`` below that."""
-    if not _is_num(p):
-        return DASH
-    if p < 0.001:
-        return "< 0.001"
-    return f"{float(p):.2g}" if p < 0.1 else f"{float(p):.2f}"
 
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
