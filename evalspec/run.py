@@ -335,7 +335,7 @@ def case_evidence(ctx: Any, kinds: dict[str, Any], records: list[Any], attempt_k
 
     from evalspec.analyses.contract import AnalysisRefused
     from evalspec.decision import Alternative, CaseEvidence
-    from evalspec.sensitivity_views import equal_attempts, missing_as_failures
+    from evalspec.sensitivity_views import equal_attempts, missing_against_candidate, missing_as_failures
 
     offering = [r for r in records if r.offers.primary is not None or r.offers.critical]
     if not offering:
@@ -347,6 +347,7 @@ def case_evidence(ctx: Any, kinds: dict[str, Any], records: list[Any], attempt_k
     views = [missing_as_failures(ctx, pair[0], pair[1], **attempt_kw)]
     if primary is not None:
         views.append(equal_attempts(ctx, pair[0], pair[1], **attempt_kw))
+        views.append(missing_against_candidate(ctx, pair[0], pair[1], **attempt_kw))
     alternatives = []
     for view in views:
         if view is None:

@@ -30,7 +30,7 @@ import numpy as np
 from evalspec.analyses.contract import Repeats
 from evalspec.attempts import apply_missing_policy, attempt_order, attempt_ranks, reduce_attempts
 
-__all__ = ["ATTEMPT_COUNT_RULES", "View", "equal_attempts", "missing_as_failures"]
+__all__ = ["ATTEMPT_COUNT_RULES", "View", "equal_attempts", "missing_against_candidate", "missing_as_failures"]
 
 #: Attempt rules whose case outcome depends on the number of attempts it is made from (the others —
 #: first, mean, pass_at_k, pass_hat_k — estimate the same per-case quantity from any number).
@@ -113,6 +113,53 @@ def missing_as_failures(ctx: Any, candidate: str, baseline: str | None, *, answe
     # the attempt rows the critical-failure count reads: the candidate's missing ones are failed attempts
     alt = replace(alt, repeats=replace(reps, passed=np.where(np.r_[nan, np.zeros(k, dtype=bool)], 0.0, reps.passed)))
     return View(code="missing_as_failures", ctx=alt, cases=int(changed.sum()))
+
+
+def missing_against_candidate(ctx: Any, candidate: str, baseline: str, *, answer: np.ndarray | None = None,
+                              target: np.ndarray | None = None) -> View | None:
+    """The least favourable reading for adopting ``candidate``: its missing and never-run attempts failures
+    (:func:`missing_as_failures`) and the baseline's passes — its attempts without an outcome under
+    ``exclude``, and a passing attempt on every case the candidate has and the baseline lacks. None when
+    the baseline has nothing missing (the first reading then says all)."""
+    first = missing_as_failures(ctx, candidate, baseline, answer=answer, target=target)
+    base = first.ctx if first is not None else ctx
+    r = base.repeats
+    b, j = ctx.index(baseline), ctx.index(candidate)
+    theirs = r.cand == b
+    nan = theirs & np.isnan(r.passed) if ctx.missing_policy == "exclude" else np.zeros(r.cand.shape, dtype=bool)
+    n_cases = len(ctx.case_ids)
+    has = np.zeros(n_cases, dtype=bool)
+    has[r.case[theirs]] = True
+    other = np.zeros(n_cases, dtype=bool)
+    other[r.case[r.cand == j]] = True
+    unrun = np.flatnonzero(other & ~has)
+    if not nan.any() and unrun.size == 0:
+        return None
+    k = unrun.size
+    reps = Repeats(cand=np.r_[r.cand, np.full(k, b, dtype=r.cand.dtype)],
+                   case=np.r_[r.case, unrun.astype(r.case.dtype)],
+                   repeat=np.r_[r.repeat, np.ones(k, dtype=r.repeat.dtype)],
+                   passed=np.r_[np.where(nan, 1.0, r.passed), np.ones(k)], score=np.r_[r.score, np.ones(k)],
+                   columns={name: np.r_[col.astype(object), np.full(k, None, dtype=object)]
+                            for name, col in r.columns.items()})
+    if answer is not None and target is not None:  # a pass under majority_answer: the baseline gave the target
+        n0 = ctx.repeats.cand.size  # the first reading appended the candidate's rows after the original ones
+        if first is not None and len(answer) == n0 and r.cand.size > n0:
+            case_target = {int(c): t for c, t in zip(ctx.repeats.case.tolist(), target.tolist(), strict=True)}
+            extra = r.case[n0:]
+            answer = np.r_[np.asarray(answer, dtype=object), np.full(extra.size, None, dtype=object)]
+            target = np.r_[np.asarray(target, dtype=object), np.array([case_target.get(int(c)) for c in extra],
+                                                                        dtype=object)]
+        case_target = {int(c): t for c, t in zip(r.case.tolist(), target.tolist(), strict=True)}
+        answer = np.where(nan, target, np.asarray(answer, dtype=object))
+        answer = np.r_[answer, np.array([case_target.get(int(c)) for c in unrun], dtype=object)]
+        target = np.r_[np.asarray(target, dtype=object), np.array([case_target.get(int(c)) for c in unrun],
+                                                                    dtype=object)]
+    changed = np.zeros(n_cases, dtype=bool)
+    changed[r.case[nan]] = True
+    changed[unrun] = True
+    return View(code="missing_against_candidate", ctx=_rebuild(ctx, reps, answer, target, fail=j),
+                cases=int(changed.sum()))
 
 
 def _usable(ctx: Any) -> np.ndarray:

@@ -165,6 +165,10 @@ def check_estimand(p: PrimaryInterval, index: int | None, evidence: CaseEvidence
 
     sens = _sensitivity(p, evidence, "missing_as_failures", views)
     att = _sensitivity(p, evidence, "equal_attempts", views)
+    both = _sensitivity(p, evidence, "missing_against_candidate", views)
+    if (both is not None and both.verdict is not None and both.verdict != verdict and by != "estimand_mismatch"
+            and (sens is None or sens.verdict == verdict)):
+        caveats.append(Caveat(code="missing_both_sides", severity="verdict", message=_both_words(p, both, sens, verdict)))
     for code, s in (("missing_sensitivity", sens), ("unequal_attempts", att)):
         alt = evidence.alternative("missing_as_failures" if code == "missing_sensitivity" else "equal_attempts")
         if alt is not None and alt.refused:
@@ -196,7 +200,7 @@ def check_estimand(p: PrimaryInterval, index: int | None, evidence: CaseEvidence
                           interval_contains=contains, sign_agrees=sign_ok,
                           missing_as_failures=None if sens is None else MissingSensitivity(
                               policy=evidence.policy, **sens.model_dump()),
-                          equal_attempts=att, stands=stands, message=words)
+                          missing_against_candidate=both, equal_attempts=att, stands=stands, message=words)
     return GuardOutcome(check, overrule, caveats, by)
 
 
@@ -233,6 +237,13 @@ def _missing_words(p: PrimaryInterval, s: Sensitivity, verdict: str) -> str:
     return (f"{s.cases} case(s) where {p.candidate} has missing outcomes or was never run were left out of the "
             f"comparison. Counted as failures of {p.candidate}, {_then(s, verdict)}: the verdict holds only if "
             f"{p.candidate}'s missing outcomes are unrelated to how it would have done.")
+
+
+def _both_words(p: PrimaryInterval, s: Sensitivity, first: Sensitivity | None, verdict: str) -> str:
+    mine = f"{first.cases} of {p.candidate}'s as failures and " if first is not None else ""
+    return (f"{p.baseline}'s missing outcomes were left out of the comparison. Counted against {p.candidate} — "
+            f"{mine}those of {p.baseline} as passes ({s.cases} case(s) in all) — {_then(s, verdict)}: the verdict "
+            f"holds only if {p.baseline}'s missing outcomes are unrelated to how it would have done.")
 
 
 def _attempts_words(p: PrimaryInterval, s: Sensitivity, verdict: str) -> str:

@@ -76,6 +76,10 @@ class EstimandCheck(_Model):
     sign_agrees: bool = Field(description="The primary estimate and the case-weighted estimate do not point in "
                               "opposite directions.")
     missing_as_failures: MissingSensitivity | None = None
+    missing_against_candidate: Sensitivity | None = Field(None, description="The decision again with the "
+                                                          "candidate's missing outcomes as failures and the "
+                                                          "baseline's as passes (the least favourable reading; "
+                                                          "a caveat, never a change of verdict).")
     equal_attempts: Sensitivity | None = Field(None, description="The decision again with the candidate and the "
                                                "baseline cut to the same number of attempts per case (rules whose "
                                                "outcome depends on it: best_of_k, majority, majority_answer).")

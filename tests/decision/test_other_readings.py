@@ -385,7 +385,7 @@ def test_the_readings_change_only_what_they_say(cases: list[tuple[list[float], l
                                                  policy: str) -> None:
     import numpy as np
 
-    from evalspec.sensitivity_views import equal_attempts, missing_as_failures
+    from evalspec.sensitivity_views import equal_attempts, missing_against_candidate, missing_as_failures
     from evalspec.testing import context_from_arrays
 
     cand, case, rep, passed = [], [], [], []
@@ -403,6 +403,12 @@ def test_the_readings_change_only_what_they_say(cases: list[tuple[list[float], l
         assert not np.isnan(v[0][~np.isnan(v0[1])]).any()  # the candidate has an outcome wherever the baseline has
         ok = ~np.isnan(v0[0])
         assert (v[0][ok] <= v0[0][ok] + 1e-12).all()  # counting failures never raises an outcome
+    against = missing_against_candidate(ctx, "A", "B")
+    if against is not None:
+        v, v0 = against.ctx.outcomes.values, ctx.outcomes.values
+        for row, sign in ((0, 1), (1, -1)):  # the candidate's outcomes only fall, the baseline's only rise
+            ok = ~np.isnan(v0[row]) & ~np.isnan(v[row])
+            assert (sign * (v[row][ok] - v0[row][ok]) <= 1e-12).all()
     same = equal_attempts(ctx, "A", "B")
     if rule in ("first", "mean"):
         assert same is None
@@ -410,3 +416,28 @@ def test_the_readings_change_only_what_they_say(cases: list[tuple[list[float], l
         out = same.ctx.outcomes
         both = ~np.isnan(out.values[0]) & ~np.isnan(out.values[1])
         np.testing.assert_array_equal(out.attempts[0][both], out.attempts[1][both])
+
+
+# -- 6. the baseline's missing outcomes ------------------------------------------------------------
+
+def test_the_baselines_informative_timeouts_are_said_beside_the_verdict(tmp_path: Path) -> None:
+    # 1000 cases; B times out on 49 cases A fails (policy exclude). Left out: 60 only-A, 60 only-B of 951 -> 0.0,
+    # Newcombe holds 0 within +-2.3 points: non-inferior at a 3-point margin. Had B passed them:
+    # (60 - 60 - 49) / 1000 = -4.9 points, Newcombe wholly below 0: a regression. The plan's policy keeps the
+    # verdict (the candidate does not gain by the baseline's silence), but it says what it rests on.
+    pattern = [(0, None)] * 49 + [(1, 0)] * 60 + [(0, 1)] * 60 + [(1, 1)] * 600 + [(0, 0)] * 231
+    low, high = newcombe(600, 60, 60, 231)
+    assert -0.03 < low < 0 < high < 0.03
+    low_b, high_b = newcombe(600, 60, 109, 231)
+    assert high_b < 0
+    claim = run(study(tmp_path, rows_of(pattern), policy="exclude",
+                      decision="  goal: non_inferiority\n  margin: 0.03"))
+    d = claim["decision"]
+    assert d["verdict"] == "non_inferior"
+    both = d["estimand"]["missing_against_candidate"]
+    assert both["estimate"] == pytest.approx(-49 / 1000) and both["verdict"] == "regression"
+    assert (both["low"], both["high"]) == pytest.approx((low_b, high_b), abs=1e-9)
+    assert d["estimand"]["missing_as_failures"] is None  # A has nothing missing
+    text = next(c["message"] for c in d["caveats"] if c["code"] == "missing_both_sides")
+    assert "B's missing outcomes" in text and "'regression'" in text
+    assert 'data-code="missing_both_sides"' in page_one(claim)
