@@ -26,6 +26,14 @@ Multiplicity (confirmatory groups only)
     that the decision names in its reasons and beside the verdict. Exploratory groups are
     unadjusted, labelled, and never findings.
 
+Displayed interval of a small group
+    A group of at most :data:`EXACT_INTERVAL_MAX_CASES` independent pass/fail cases (``paired_method:
+    auto``) shows the interval that inverts the same exact test
+    (:func:`evalspec.stats.paired_exact.paired_exact_interval`): its upper end lies below −m exactly
+    when the test shows a loss at the interval's one-sided level, so the bound on the page and the
+    finding agree, and each end's error is at most its one-sided level at every n. Larger groups show
+    Newcombe's interval, whose level holds there.
+
 Smallest group that can show a loss
     With the exact test, a group of independent cases needs at least
     :data:`MIN_LOSS_CASES` (6) paired cases, all of them lost, to show a loss at one-sided
@@ -64,10 +72,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalspec.analyses.contract import Context
 
-__all__ = ["KIND", "MIN_LOSS_CASES", "SLICE_RESAMPLES", "SlicesParams", "SlicesResult", "compute", "holm"]
+__all__ = ["EXACT_INTERVAL_MAX_CASES", "KIND", "MIN_LOSS_CASES", "SLICE_RESAMPLES", "SlicesParams", "SlicesResult", "compute", "holm"]
 
 #: Bootstrap resamples per slice group when the paired method is the bootstrap.
 SLICE_RESAMPLES = 2000
+
+#: Groups of independent pass/fail cases up to this size show the interval that inverts the exact
+#: unconditional test (method auto); larger groups show Newcombe's, which holds its level there.
+EXACT_INTERVAL_MAX_CASES = 100
+EXACT_INTERVAL_METHOD = "exact (inverted exact unconditional test, Sidik 2003)"
 
 #: The fewest independent paired cases with which the exact test can show a loss at one-sided
 #: 2.5 % (any margin >= 0): fewer are never a material loss (checked by the tests).
@@ -87,7 +100,9 @@ class SlicesParams(AnalysisParams):
     )
     method: ProportionMethod = Field("wilson", description="Interval method for per-slice pass rates.")
     paired_method: PairedMethod = Field(
-        "auto", description="Interval method for per-slice paired differences ('auto' = as the primary comparison)."
+        "auto", description="Interval method for per-slice paired differences ('auto' = as the primary comparison, "
+        "but a group of at most 100 independent pass/fail cases shows the interval of the exact test that flags a "
+        "loss)."
     )
     confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
     loss_margin: float | None = Field(
@@ -212,7 +227,25 @@ class _Runner:
             return None
         if got[0].bootstrap is not None:
             self.bootstrapped = True
-        return got[0]
+        return self._exact(got[0], mask, level)
+
+    def _exact(self, core: PairedCore, mask: np.ndarray, level: float) -> PairedCore:
+        """A small group of independent pass/fail cases under method auto: the interval that inverts the
+        exact test the loss flag uses (:func:`evalspec.stats.paired_exact.paired_exact_interval`), so the
+        displayed bound and the finding agree; Newcombe's interval is too narrow at small n."""
+        assert self.comparison is not None
+        if self.params.paired_method != "auto" or not core.informative:
+            return core
+        pair = self.ctx.pair(self.comparison[0], self.comparison[1], mask)
+        n = int(pair.x.size)
+        if not (self.ctx.outcomes.binary and pair.clusters is None and 0 < n <= EXACT_INTERVAL_MAX_CASES):
+            return core
+        from evalspec.stats.paired_exact import paired_exact_interval
+
+        b = int(((pair.x == 1) & (pair.y == 0)).sum())
+        c = int(((pair.x == 0) & (pair.y == 1)).sum())
+        low, high = paired_exact_interval(b, c, n, level)
+        return core.model_copy(update={"low": low, "high": high, "method": EXACT_INTERVAL_METHOD})
 
     def pvalue_loss(self, mask: np.ndarray) -> tuple[float, str]:
         """One-sided p of H0 δ ≥ −m and how it was computed.

@@ -39,12 +39,14 @@ from scipy import special
 
 from evalspec.stats._validation import InvalidArgument, _count
 
-__all__ = ["PairedLossTest", "paired_loss_test", "smallest_group_for_loss"]
+__all__ = ["PairedLossTest", "paired_exact_interval", "paired_loss_test", "smallest_group_for_loss"]
 
 #: Nuisance grid points on the null boundary (refined around the largest); large groups,
 #: whose size curve is smooth, use the shorter grid.
 _GRID = 200
 _GRID_LARGE = 48
+#: Up to this many pairs the nuisance grid is evaluated as one array (faster); above, point by point.
+_VECTOR_MAX_N = 200
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,63 @@ def _size(n: int, prefix: np.ndarray, margin: float, pi: float) -> float:
     return float(np.sum(pk * cdf))
 
 
+def _size_many(n: int, prefix: np.ndarray, margin: float, pis: np.ndarray) -> np.ndarray:
+    """:func:`_size` at many discordance probabilities at once (0 < pi < 1; the same sums)."""
+    k = np.arange(n + 1, dtype=np.float64)
+    keep = prefix >= 0
+    if not keep.any():
+        return np.zeros(pis.size)
+    kk, bb = k[keep], prefix[keep].astype(np.float64)
+    logc = special.gammaln(n + 1.0) - special.gammaln(kk + 1.0) - special.gammaln(n - kk + 1.0)
+    pi = pis[:, None]
+    pk = np.exp(logc[None, :] + kk[None, :] * np.log(pi) + (n - kk[None, :]) * np.log1p(-pi))
+    r = np.clip(np.maximum((pis - margin) / 2.0, 0.0) / pis, 0.0, 1.0)[:, None]
+    part = (bb < kk)[None, :]
+    # P(Bin(k, r) <= b) = I_{1-r}(k - b, b + 1) for b < k (scipy's bdtr, on arrays of floats)
+    with np.errstate(invalid="ignore"):
+        cdf = special.betainc(np.maximum(kk - bb, 1.0)[None, :], (bb + 1.0)[None, :], 1.0 - r)
+    cdf = np.where(part, cdf, 1.0)
+    return np.sum(pk * cdf, axis=1)
+
+
+def _sup_size(n: int, b: int, c: int, delta: float) -> tuple[float, float, float]:
+    """(p-value, Tango statistic, nuisance) of ``H0: p1 - p2 >= delta`` for ``-1 < delta < 1``: the
+    largest probability, over the boundary ``p12 - p21 = delta``, of a table at most as large in
+    Tango's order as the observed one."""
+    m = -delta
+    z_obs = float(_tango(np.array([b]), np.array([c]), n, delta)[0])
+    prefix = _prefix(n, delta, z_obs)
+    points = _GRID if n <= 2000 else _GRID_LARGE
+    grid = np.linspace(abs(m), 1.0, points)
+    sizes = np.empty(points)
+    # small n: all grid points at once; large n: one point at a time over its binomial window
+    inner = (grid > 0.0) & (grid < 1.0) if n <= _VECTOR_MAX_N else np.zeros(points, dtype=bool)
+    if inner.any():
+        sizes[inner] = _size_many(n, prefix, m, grid[inner])
+    for j in np.flatnonzero(~inner):
+        sizes[j] = _size(n, prefix, m, float(grid[j]))
+    i = int(np.argmax(sizes))
+    best_pi, best = float(grid[i]), float(sizes[i])
+    # refine around the best grid point (golden-section on the bracketing cells)
+    lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, points - 1)])
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1, f2 = _size(n, prefix, m, x1), _size(n, prefix, m, x2)
+    for _ in range(30):
+        if f1 >= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - g * (hi - lo)
+            f1 = _size(n, prefix, m, x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + g * (hi - lo)
+            f2 = _size(n, prefix, m, x2)
+    for x, f in ((x1, f1), (x2, f2)):
+        if f > best:
+            best_pi, best = x, f
+    return min(1.0, best), z_obs, best_pi
+
+
 def paired_loss_test(b: int, c: int, n: int, margin: float = 0.0) -> PairedLossTest:
     """Exact unconditional one-sided p-value of ``H0: p1 - p2 >= -margin`` (see the module doc).
 
@@ -153,32 +212,40 @@ def paired_loss_test(b: int, c: int, n: int, margin: float = 0.0) -> PairedLossT
     if not (0.0 <= float(margin) < 1.0) or not math.isfinite(float(margin)):
         raise InvalidArgument("margin", margin, "a loss margin in [0, 1)")
     m = float(margin)
-    delta = -m
-    z_obs = float(_tango(np.array([b]), np.array([c]), n, delta)[0])
-    prefix = _prefix(n, delta, z_obs)
-    points = _GRID if n <= 2000 else _GRID_LARGE
-    grid = np.linspace(m, 1.0, points)
-    sizes = np.array([_size(n, prefix, m, float(p)) for p in grid])
-    i = int(np.argmax(sizes))
-    best_pi, best = float(grid[i]), float(sizes[i])
-    # refine around the best grid point (golden-section on the bracketing cells)
-    lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, points - 1)])
-    g = (math.sqrt(5.0) - 1.0) / 2.0
-    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
-    f1, f2 = _size(n, prefix, m, x1), _size(n, prefix, m, x2)
-    for _ in range(30):
-        if f1 >= f2:
-            hi, x2, f2 = x2, x1, f1
-            x1 = hi - g * (hi - lo)
-            f1 = _size(n, prefix, m, x1)
-        else:
-            lo, x1, f1 = x1, x2, f2
-            x2 = lo + g * (hi - lo)
-            f2 = _size(n, prefix, m, x2)
-    for x, f in ((x1, f1), (x2, f2)):
-        if f > best:
-            best_pi, best = x, f
-    return PairedLossTest(pvalue=min(1.0, best), statistic=z_obs, margin=m, n=n, b=b, c=c, nuisance=best_pi)
+    p, z_obs, best_pi = _sup_size(n, b, c, -m)
+    return PairedLossTest(pvalue=p, statistic=z_obs, margin=m, n=n, b=b, c=c, nuisance=best_pi)
+
+
+def _upper_bound(b: int, c: int, n: int, tail: float) -> float:
+    """Smallest ``d`` whose test of ``H0: p1 - p2 >= d`` rejects at ``tail`` (bisection to 1e-7)."""
+    lo, hi = (b - c) / n, 1.0 - 1e-9
+    if _sup_size(n, b, c, hi)[0] > tail:
+        return 1.0
+    if _sup_size(n, b, c, lo)[0] <= tail:  # pragma: no cover - the estimate itself is never rejected
+        return lo
+    while hi - lo > 1e-7:
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if _sup_size(n, b, c, mid)[0] > tail else (lo, mid)
+    return hi
+
+
+def paired_exact_interval(b: int, c: int, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
+    """The interval for ``p1 - p2`` that inverts the exact unconditional test, each end one-sided.
+
+    The upper end is the smallest ``d`` at which the test of ``H0: p1 - p2 >= d`` (the test of
+    :func:`paired_loss_test`, extended to any ``d`` in (-1, 1)) rejects at one-sided ``(1 - level) / 2``;
+    the lower end mirrors it (the candidates swapped). So the upper end lies below ``-m`` exactly when
+    that test shows a loss beyond ``m`` (up to the bisection's 1e-7, and where the exact p-value is
+    monotone in ``d``), and each end's error rate is at most ``(1 - level) / 2`` at every ``n``.
+    """
+    b, c, n = _count("b", b), _count("c", c), _count("n", n)
+    if n == 0 or b + c > n:
+        raise InvalidArgument("n", n, f"need n >= b + c = {b + c} and at least one pair")
+    level = float(confidence_level)
+    if not 0.0 < level < 1.0:
+        raise InvalidArgument("confidence_level", confidence_level, "must be strictly between 0 and 1")
+    tail = (1.0 - level) / 2.0
+    return -_upper_bound(c, b, n, tail), _upper_bound(b, c, n, tail)
 
 
 def smallest_group_for_loss(alpha: float, margin: float = 0.0, n_max: int = 200) -> int | None:
