@@ -22,15 +22,12 @@ ALLOWED: dict[str, str] = {
     "evalspec/results/adapters/promptfoo.py:_rows": "not split yet: the tool's row mapping (logs)",
     "evalspec/results/adapters/lm_eval.py:_rows": "not split yet: the tool's row mapping (logs)",
     "evalspec/results/adapters/inspect_ai.py:_rows": "not split yet: the tool's row mapping (logs)",
-    "evalspec/tbg/estimate.py:estimate_from_answers": "not split yet: the estimator's steps (stats)",
     "evalspec/analyses/paired.py:_interval": "not split yet: one branch per interval method",
     "evalspec/run.py:run_plan": "the composition root: each step is one call, in order",
     "evalspec/commands/run.py:run": "not split yet: the run command's outputs (workflow)",
     "evalspec/analyses/background_temperature.py:compute": "not split yet",
     "evalspec/stats/bootstrap.py:paired_cluster_bootstrap": "not split yet: resampling, interval and its checks",
     "evalspec/stats/sequential.py:betting_confidence_sequence": "not split yet: the betting martingale's loop (verdict)",
-    "evalspec/analyses/beta_binomial.py:compute": "not split yet: profile, contrasts and caveats in one pass",
-    "evalspec/analyses/critical.py:compute": "not split yet: per-candidate status and its caveats",
 }
 
 

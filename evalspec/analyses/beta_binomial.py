@@ -370,20 +370,11 @@ def _theta(post: Any, cases: Any, cap: int) -> tuple[list[ThetaEntry], int]:
     return entries, n - len(entries)
 
 
-def compute(ctx: Context, params: BetaBinomialParams) -> Outcome:
-    """Posterior profile of each condition and the contrasts between conditions."""
+def _profile(counts: dict[str, Any], names: list[str], contrasts: Any, params: BetaBinomialParams) -> tuple[Any, Any]:
+    """``(profile, prior)`` from the engine, an invalid setting refused at the analysis."""
     from evalspec.stats import InvalidArgument
     from evalspec.stats.beta_binomial import BetaBinomialPrior, beta_binomial_profile
 
-    counts, notes = _counts(ctx, params)
-    names = list(counts)
-    contrasts = params.contrasts
-    if contrasts is None:
-        contrasts = [(other, names[0]) for other in names[1:]]
-    for a, b in contrasts:
-        for n in (a, b):
-            if n not in counts:
-                raise _refuse(f"contrast [{a}, {b}]: condition {n!r} is not profiled; conditions: {', '.join(names)}")
     try:
         prior = BetaBinomialPrior(mu_a=params.prior_mu[0], mu_b=params.prior_mu[1],
                                   log_kappa_mean=params.prior_log_kappa[0], log_kappa_sd=params.prior_log_kappa[1])
@@ -394,58 +385,82 @@ def compute(ctx: Context, params: BetaBinomialParams) -> Outcome:
             target_accept=params.target_accept, progressbar=params.progressbar)
     except InvalidArgument as exc:
         raise _refuse(f"beta_binomial: {exc}") from None
+    return profile, prior
+
+
+def _condition(name: str, post: Any, ids: Any, theta_cap: Any) -> tuple[ConditionEntry, list[Caveat]]:
+    """One condition's claim entry and the caveats its diagnostics, fit, data and theta cap raise."""
+    theta, omitted = _theta(post, ids, theta_cap)
+    ppc = post.ppc
+    entry = ConditionEntry(
+        questions=post.n_questions, trials=post.n_trials, successes=post.n_successes,
+        mu=_est(post.mu), kappa=_est(post.kappa), gamma_bar=_est(post.gamma_bar), variance=_est(post.variance),
+        densities={p: _density(post.draws[p], log_scale=(p == "kappa")) for p in PARAMETERS},
+        theta=theta, theta_omitted=omitted,
+        ppc=PPCEntry(statistics=[PPCStat(name=s.name, observed=s.observed, replicated_mean=s.replicated_mean,
+                                         low=s.low, high=s.high, p_value=s.p_value) for s in ppc.statistics],
+                     bin_edges=[float(v) for v in ppc.bin_edges], observed=[float(v) for v in ppc.observed],
+                     replicated_median=[float(v) for v in ppc.replicated_median],
+                     replicated_low=[float(v) for v in ppc.replicated_low],
+                     replicated_high=[float(v) for v in ppc.replicated_high], band=ppc.band,
+                     replicates=ppc.replicates, p_min=ppc.p_min, bins_outside=ppc.bins_outside),
+        diagnostics=[DiagnosticEntry(**d.to_dict()) for d in post.diagnostics], notes=list(post.notes))
+    caveats: list[Caveat] = []
+    for d in post.diagnostics:
+        if not d.ok:
+            caveats.append(Caveat(code=f"bayes_{d.check}", severity="note", message=(
+                f"Bayesian profile of {name}: {d.finding}. This means {d.meaning}. Remedy: {d.remedy}.")))
+    if ppc.p_min < 0.05:
+        worst = min(ppc.statistics, key=lambda s: s.p_value)
+        caveats.append(Caveat(code="bayes_ppc_misfit", severity="note", message=(
+            f"Bayesian profile of {name}: the model reproduces the data poorly on '{worst.name}' (observed "
+            f"{worst.observed:.3g}, replicated {worst.low:.3g} to {worst.high:.3g}); read mu, kappa and gamma-bar "
+            "with care.")))
+    for text in post.notes:
+        caveats.append(Caveat(code="bayes_data", severity="note", message=f"Bayesian profile of {name}: {text}."))
+    if omitted:
+        caveats.append(Caveat(code="bayes_theta_cap", severity="note", message=(
+            f"Bayesian profile of {name}: {omitted} of {post.n_questions} questions' theta are left out of the "
+            f"claim (theta_cap {theta_cap}); the hardest and easiest are kept.")))
+    return entry, caveats
+
+
+def _contrast(profile: Any, c: Any) -> ContrastEntry:
+    """One contrast's claim entry: each difference's summary and the density of its draws."""
+    diffs = {}
+    for p in PARAMETERS:
+        dif = c.differences[p]
+        draws = profile.conditions[c.first].draws[p]
+        other = profile.conditions[c.second].draws[p]
+        m = min(draws.size, other.size)
+        diffs[p] = DifferenceEntry(mean=dif.mean, sd=dif.sd, low=dif.low, high=dif.high, p_greater=dif.p_greater,
+                                   excludes_zero=dif.excludes_zero, density=_density(draws[:m] - other[:m]))
+    return ContrastEntry(first=c.first, second=c.second, differences=diffs,
+                         bhattacharyya_coefficient=c.bhattacharyya_coefficient,
+                         bhattacharyya_distance=c.bhattacharyya_distance)
+
+
+def compute(ctx: Context, params: BetaBinomialParams) -> Outcome:
+    """Posterior profile of each condition and the contrasts between conditions."""
+    counts, notes = _counts(ctx, params)
+    names = list(counts)
+    contrasts = params.contrasts
+    if contrasts is None:
+        contrasts = [(other, names[0]) for other in names[1:]]
+    for a, b in contrasts:
+        for n in (a, b):
+            if n not in counts:
+                raise _refuse(f"contrast [{a}, {b}]: condition {n!r} is not profiled; conditions: {', '.join(names)}")
+    profile, prior = _profile(counts, names, contrasts, params)
     sink = _SINK.get()
     if sink is not None:
         sink.append((params.label or "beta_binomial", profile))
     caveats: list[Caveat] = []
     conds: dict[str, ConditionEntry] = {}
     for name in names:
-        post = profile.conditions[name]
-        theta, omitted = _theta(post, counts[name][2], params.theta_cap)
-        ppc = post.ppc
-        entry = ConditionEntry(
-            questions=post.n_questions, trials=post.n_trials, successes=post.n_successes,
-            mu=_est(post.mu), kappa=_est(post.kappa), gamma_bar=_est(post.gamma_bar), variance=_est(post.variance),
-            densities={p: _density(post.draws[p], log_scale=(p == "kappa")) for p in PARAMETERS},
-            theta=theta, theta_omitted=omitted,
-            ppc=PPCEntry(statistics=[PPCStat(name=s.name, observed=s.observed, replicated_mean=s.replicated_mean,
-                                             low=s.low, high=s.high, p_value=s.p_value) for s in ppc.statistics],
-                         bin_edges=[float(v) for v in ppc.bin_edges], observed=[float(v) for v in ppc.observed],
-                         replicated_median=[float(v) for v in ppc.replicated_median],
-                         replicated_low=[float(v) for v in ppc.replicated_low],
-                         replicated_high=[float(v) for v in ppc.replicated_high], band=ppc.band,
-                         replicates=ppc.replicates, p_min=ppc.p_min, bins_outside=ppc.bins_outside),
-            diagnostics=[DiagnosticEntry(**d.to_dict()) for d in post.diagnostics], notes=list(post.notes))
-        conds[name] = entry
-        for d in post.diagnostics:
-            if not d.ok:
-                caveats.append(Caveat(code=f"bayes_{d.check}", severity="note", message=(
-                    f"Bayesian profile of {name}: {d.finding}. This means {d.meaning}. Remedy: {d.remedy}.")))
-        if ppc.p_min < 0.05:
-            worst = min(ppc.statistics, key=lambda s: s.p_value)
-            caveats.append(Caveat(code="bayes_ppc_misfit", severity="note", message=(
-                f"Bayesian profile of {name}: the model reproduces the data poorly on '{worst.name}' (observed "
-                f"{worst.observed:.3g}, replicated {worst.low:.3g} to {worst.high:.3g}); read mu, kappa and gamma-bar "
-                "with care.")))
-        for text in post.notes:
-            caveats.append(Caveat(code="bayes_data", severity="note", message=f"Bayesian profile of {name}: {text}."))
-        if omitted:
-            caveats.append(Caveat(code="bayes_theta_cap", severity="note", message=(
-                f"Bayesian profile of {name}: {omitted} of {post.n_questions} questions' theta are left out of the "
-                f"claim (theta_cap {params.theta_cap}); the hardest and easiest are kept.")))
-    cons = []
-    for c in profile.contrasts:
-        diffs = {}
-        for p in PARAMETERS:
-            dif = c.differences[p]
-            draws = profile.conditions[c.first].draws[p]
-            other = profile.conditions[c.second].draws[p]
-            m = min(draws.size, other.size)
-            diffs[p] = DifferenceEntry(mean=dif.mean, sd=dif.sd, low=dif.low, high=dif.high, p_greater=dif.p_greater,
-                                       excludes_zero=dif.excludes_zero, density=_density(draws[:m] - other[:m]))
-        cons.append(ContrastEntry(first=c.first, second=c.second, differences=diffs,
-                                  bhattacharyya_coefficient=c.bhattacharyya_coefficient,
-                                  bhattacharyya_distance=c.bhattacharyya_distance))
+        conds[name], found = _condition(name, profile.conditions[name], counts[name][2], params.theta_cap)
+        caveats += found
+    cons = [_contrast(profile, c) for c in profile.contrasts]
     for text in notes:
         caveats.append(Caveat(code="bayes_missing", severity="note", message=f"Bayesian profile: {text}"))
     result = BetaBinomialResult(

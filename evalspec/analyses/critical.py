@@ -178,6 +178,39 @@ def upper_bound(failures: float, n: float, level: float) -> float:
     return float(betaincinv(failures + 1.0, n - failures, level))
 
 
+def _bound(ctx: Context, tried: np.ndarray, x: int, n: int, level: float) -> tuple[
+        float | None, float | None, int | None, float | None, str]:
+    """``(upper bound, bound as if independent, clusters, effective cases, method)`` of x failures in n cases.
+
+    With clusters, the bound counts effective cases ``n^2 / sum(size^2)`` (the cases of a
+    cluster fail together: the most cautious assumption).
+    """
+    import numpy as np
+
+    if n == 0:
+        return None, None, None, None, "none (no critical cases)"
+    ub_ind = upper_bound(x, n, level)
+    if ctx.case_cluster is None:
+        return ub_ind, ub_ind, None, None, "Clopper-Pearson"
+    sizes = np.bincount(ctx.case_cluster[tried])
+    sizes = sizes[sizes > 0].astype(float)
+    clusters = int(sizes.size)
+    n_eff = float(n * n / float(np.sum(sizes * sizes)))
+    return (upper_bound(x * n_eff / n, n_eff, level), ub_ind, clusters, n_eff,
+            f"Clopper-Pearson on {n_eff:.1f} effective cases ({clusters} clusters)")
+
+
+def _note(n: int, x: int, ub: float | None, level: float) -> str:
+    """What the count means, in words (none observed is not zero risk)."""
+    if n == 0:
+        return "No critical cases were run, so nothing bounds the critical-failure rate."
+    if x == 0:
+        return (f"None observed is not zero risk: with 0 failures in {n} critical cases the rate could still be "
+                f"as high as {ub:.1%} ({level:.0%} one-sided bound).")
+    return (f"{x} of {n} critical cases failed at least one attempt; the rate could be as high as {ub:.1%} "
+            f"({level:.0%} one-sided bound).")
+
+
 def compute(ctx: Context, params: CriticalFailuresParams) -> Outcome:
     """Critical-case failures per candidate (any failed attempt) with the one-sided upper bound."""
     import numpy as np
@@ -208,42 +241,19 @@ def compute(ctx: Context, params: CriticalFailuresParams) -> Outcome:
         x = int(failed.sum())
         failed_cases = [str(c) for c in ctx.case_ids[np.flatnonzero(failed)]]
         adopting = adopting_name is None or name == adopting_name
-        clusters = n_eff = None
-        if n == 0:
-            ub = ub_ind = None
-            method = "none (no critical cases)"
-        else:
-            ub_ind = upper_bound(x, n, level)
-            if ctx.case_cluster is not None:
-                sizes = np.bincount(ctx.case_cluster[tried])
-                sizes = sizes[sizes > 0].astype(float)
-                clusters = int(sizes.size)
-                n_eff = float(n * n / float(np.sum(sizes * sizes)))
-                ub = upper_bound(x * n_eff / n, n_eff, level)
-                method = f"Clopper-Pearson on {n_eff:.1f} effective cases ({clusters} clusters)"
-            else:
-                ub = ub_ind
-                method = "Clopper-Pearson"
+        ub, ub_ind, clusters, n_eff, method = _bound(ctx, tried, x, n, level)
         eff = n_eff if n_eff is not None else float(n)
         needed = reachable = within = None
         if max_rate is not None:
             needed = zero_failure_cases(max_rate, level)
             reachable = bool(eff > 0 and upper_bound(0.0, eff, level) < max_rate)
             within = bool(ub is not None and ub < max_rate)
-        if n == 0:
-            note = "No critical cases were run, so nothing bounds the critical-failure rate."
-        elif x == 0:
-            note = (f"None observed is not zero risk: with 0 failures in {n} critical cases the rate could still be "
-                    f"as high as {ub:.1%} ({level:.0%} one-sided bound).")
-        else:
-            note = (f"{x} of {n} critical cases failed at least one attempt; the rate could be as high as {ub:.1%} "
-                    f"({level:.0%} one-sided bound).")
         entries[name] = CriticalEntry(
             critical_cases=n, failures=x, failed_cases=failed_cases,
             failed_attempts=int(np.count_nonzero(rows & failed_attempt)), attempts=int(np.count_nonzero(rows)),
             rate=(x / n) if n else None, upper_bound=ub, upper_bound_independent=ub_ind, clusters=clusters,
             effective_cases=n_eff, method=method, confidence_level=level, max_rate=max_rate, within_limit=within,
-            adopting=adopting, reachable=reachable, failure_free_needed=needed, note=note)
+            adopting=adopting, reachable=reachable, failure_free_needed=needed, note=_note(n, x, ub, level))
         statuses.append(CriticalStatus(candidate=name, critical_cases=n, failures=x, upper_bound=ub,
                                        confidence_level=level, method=method, max_rate=max_rate, within_limit=within,
                                        adopting=adopting, reachable=reachable))

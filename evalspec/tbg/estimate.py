@@ -200,23 +200,9 @@ def _quantile(x: np.ndarray, q: float, method: str) -> float:
     return float(np.quantile(x, q, method=method))
 
 
-def estimate_from_answers(references: Sequence[tuple[str, Mapping[float, Mapping[str, Answers]]]],
-                          target: Mapping[str, Answers], *, metric: str = "exact_match", k: int | None = None,
-                          subsamples: int = 20, resamples: int = 1000, seed: int = 0,
-                          confidence_level: float = 0.95, units: str = "tokens") -> TbgEstimate:
-    """Estimate T_hat per reference and T_bg from answers in memory.
-
-    ``references`` is a list of ``(name, {T: {prompt: answers}})``; ``target`` is
-    ``{prompt: answers}``. Only prompts that the target and every reference answered are used.
-    Raises ``ValueError`` with a plain message on unusable input.
-    """
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
-    if not references:
-        raise ValueError("no reference run given")
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence level must be in (0, 1) (got {confidence_level})")
-    notes: list[str] = []
+def _shared(references: Sequence[tuple[str, Mapping[float, Mapping[str, Answers]]]], target: Mapping[str, Answers],
+            k: int | None, notes: list[str]) -> tuple[list[str], list[AnswerSet], int]:
+    """The prompts the target and every reference answered, the target's answer sets, and K."""
     common = set(target)
     for _, table in references:
         for answers in table.values():
@@ -239,6 +225,123 @@ def estimate_from_answers(references: Sequence[tuple[str, Mapping[float, Mapping
         raise ValueError(f"need at least 2 answers per prompt on both sides (K = {k})")
     if max(len(s) for s in t_sets) != k_target:
         notes.append(f"The target has between {k_target} and {max(len(s) for s in t_sets)} answers per prompt.")
+    return prompts, t_sets, k
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What every reference's estimate shares: the target's values, the bootstrap weights, the settings."""
+
+    prompts: list[str]
+    g: np.ndarray
+    weights: np.ndarray
+    metric: str
+    k: int
+    subsamples: int
+    resamples: int
+    seed: int
+    alpha: float
+
+
+def _reference(r_index: int, name: str, table: Mapping[float, Mapping[str, Answers]], s: _Setup,
+               notes: list[str]) -> tuple[ReferenceEstimate, tuple[str, list[float], list[np.ndarray]]]:
+    """T_hat of one reference, its bootstrap interval and the sign-flip test against T = 0 (notes appended)."""
+    g, alpha, resamples, seed = s.g, s.alpha, s.resamples, s.seed
+    temps = sorted(float(t) for t in table)
+    r_rng = np.random.default_rng(np.random.SeedSequence([seed, 3, r_index]))
+    f = [prompt_values([AnswerSet(table[t][p]) for p in s.prompts], s.metric, s.k, s.subsamples, r_rng) for t in temps]
+    if any(x.shape[1] > 1 for x in f):
+        notes.append(f"{name}: its answers were subsampled to K = {s.k} per prompt ({s.subsamples} subsamples, pooled).")
+    curve = np.array([ks_distance(g.ravel(), ft.ravel()).statistic for ft in f])
+    tied = _tied(curve)
+    t_hat = temps[int(tied[(len(tied) - 1) // 2])]
+    reps = fast_ks_curves(g, f, s.weights)
+    lo = np.empty(resamples)
+    hi = np.empty(resamples)
+    for b in range(resamples):
+        tb = _tied(reps[b])
+        lo[b], hi[b] = temps[tb[0]], temps[tb[-1]]
+    interval = (_quantile(lo, alpha / 2, "lower"), _quantile(hi, 1 - alpha / 2, "higher"))
+    high_open = bool(interval[1] <= temps[0] and len(temps) > 1)
+    if high_open:  # below the grid's resolution: "< lowest non-zero value", never "at most 0"
+        interval = (interval[0], temps[1])
+    has_zero = temps[0] == 0.0
+    share_zero = float(np.mean(lo == 0.0)) if has_zero else None
+    p_det = _sign_flip_p(g, f[0], seed, r_index) if has_zero else None
+    indist = bool(has_zero and p_det is not None and p_det >= alpha)
+    if not np.allclose(fast_ks_curves(g, f, np.ones((1, len(s.prompts))))[0], curve, atol=1e-12):  # pragma: no cover
+        raise AssertionError("bootstrap KS path disagrees with ks_distance")
+    est = ReferenceEstimate(
+        name=name, temperatures=temps, ks=curve.tolist(), t_hat=t_hat, tied=[temps[i] for i in tied],
+        ks_min=float(curve.min()), interval=interval, share_including_zero=share_zero, indistinguishable=indist,
+        ks_vs_zero=float(curve[0]) if has_zero else None, p_vs_deterministic=p_det, k=s.k,
+        subsampled=("target" if g.shape[1] > 1 else "") + ("+reference" if any(x.shape[1] > 1 for x in f) else ""),
+        hist=_histogram(g, f[temps.index(t_hat)]), replicate_lo=lo, replicate_hi=hi, high_open=high_open)
+    if has_zero and not indist and t_hat == 0.0:
+        notes.append(f"{name}: the target is more varied than the reference at T = 0 (sign-flip test p = "
+                     f"{p_det:.3f}) but closest to it on this grid: its temperature lies below the lowest non-zero "
+                     f"grid temperature ({temps[1]:g} if present); a finer grid would resolve it.")
+    if t_hat == temps[-1]:
+        notes.append(f"{name}: the estimate is at the top of the grid ({t_hat:g}); the true value may be higher.")
+    if est.ks_min > 0.3:
+        notes.append(f"{name}: no temperature of the grid reproduces the target's spread well (smallest KS "
+                     f"distance {est.ks_min:.2f}); T_hat is the closest, not a match.")
+    if len(tied) > 1:
+        notes.append(f"{name}: {len(tied)} temperatures tie at the smallest KS distance "
+                     f"({', '.join(f'{temps[i]:g}' for i in tied)}).")
+    return est, (name, temps, f)
+
+
+def _heatmaps(ref_values: list[tuple[str, list[float], list[np.ndarray]]]) -> list[dict[str, Any]]:
+    """The KS distance between every two references at every pair of temperatures."""
+    heatmaps = []
+    for a in range(len(ref_values)):
+        for b in range(a + 1, len(ref_values)):
+            na, ta, fa = ref_values[a]
+            nb, tb_, fb = ref_values[b]
+            mat = [[ks_distance(x.ravel(), y.ravel()).statistic for y in fb] for x in fa]
+            heatmaps.append({"rows": na, "cols": nb, "row_temperatures": ta, "col_temperatures": tb_, "ks": mat})
+    return heatmaps
+
+
+def _summary(t_bg: float, interval: tuple[float, float], indist: bool, tbg_open: bool, level: float, n: int, k: int,
+             metric: str, n_refs: int) -> str:
+    """The estimate in one sentence (below the grid's resolution, indistinguishable, or a value)."""
+    pct = f"{level:.0%}"
+    below = f"below the lowest non-zero grid value (< {interval[1]:g})"
+    if indist and tbg_open:
+        return (f"Indistinguishable from deterministic at this resolution ({n} prompts, K = {k}, {metric}): "
+                f"the background temperature is {below}, at the {pct} level; a finer grid would resolve it.")
+    if indist:
+        return (f"Indistinguishable from deterministic at this resolution ({n} prompts, K = {k}, {metric}): "
+                f"the background temperature is at most {interval[1]:g} ({pct} interval upper end).")
+    if tbg_open:
+        return (f"Background temperature T_bg {below} ({pct} interval {interval[0]:g} to "
+                f"< {interval[1]:g}; {n} prompts, K = {k}, {metric}, {n_refs} reference "
+                f"model{'s' if n_refs > 1 else ''}); a finer grid would resolve it.")
+    return (f"Background temperature T_bg = {t_bg:g} ({pct} interval {interval[0]:g} to "
+            f"{interval[1]:g}; {n} prompts, K = {k}, {metric}, "
+            f"{n_refs} reference model{'s' if n_refs > 1 else ''}).")
+
+
+def estimate_from_answers(references: Sequence[tuple[str, Mapping[float, Mapping[str, Answers]]]],
+                          target: Mapping[str, Answers], *, metric: str = "exact_match", k: int | None = None,
+                          subsamples: int = 20, resamples: int = 1000, seed: int = 0,
+                          confidence_level: float = 0.95, units: str = "tokens") -> TbgEstimate:
+    """Estimate T_hat per reference and T_bg from answers in memory.
+
+    ``references`` is a list of ``(name, {T: {prompt: answers}})``; ``target`` is
+    ``{prompt: answers}``. Only prompts that the target and every reference answered are used.
+    Raises ``ValueError`` with a plain message on unusable input.
+    """
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+    if not references:
+        raise ValueError("no reference run given")
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence level must be in (0, 1) (got {confidence_level})")
+    notes: list[str] = []
+    prompts, t_sets, k = _shared(references, target, k, notes)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
     g = prompt_values(t_sets, metric, k, subsamples, rng)
     if g.shape[1] > 1:
@@ -249,54 +352,14 @@ def estimate_from_answers(references: Sequence[tuple[str, Mapping[float, Mapping
     alpha = 1 - level
     boot_rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
     weights = boot_rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
-    ones = np.ones((1, n))
+    setup = _Setup(prompts=prompts, g=g, weights=weights, metric=metric, k=k, subsamples=subsamples,
+                   resamples=resamples, seed=seed, alpha=alpha)
     estimates: list[ReferenceEstimate] = []
     ref_values: list[tuple[str, list[float], list[np.ndarray]]] = []
     for r_index, (name, table) in enumerate(references):
-        temps = sorted(float(t) for t in table)
-        r_rng = np.random.default_rng(np.random.SeedSequence([seed, 3, r_index]))
-        f = [prompt_values([AnswerSet(table[t][p]) for p in prompts], metric, k, subsamples, r_rng) for t in temps]
-        if any(x.shape[1] > 1 for x in f):
-            notes.append(f"{name}: its answers were subsampled to K = {k} per prompt ({subsamples} subsamples, pooled).")
-        ref_values.append((name, temps, f))
-        curve = np.array([ks_distance(g.ravel(), ft.ravel()).statistic for ft in f])
-        tied = _tied(curve)
-        t_hat = temps[int(tied[(len(tied) - 1) // 2])]
-        reps = fast_ks_curves(g, f, weights)
-        lo = np.empty(resamples)
-        hi = np.empty(resamples)
-        for b in range(resamples):
-            tb = _tied(reps[b])
-            lo[b], hi[b] = temps[tb[0]], temps[tb[-1]]
-        interval = (_quantile(lo, alpha / 2, "lower"), _quantile(hi, 1 - alpha / 2, "higher"))
-        high_open = bool(interval[1] <= temps[0] and len(temps) > 1)
-        if high_open:  # below the grid's resolution: "< lowest non-zero value", never "at most 0"
-            interval = (interval[0], temps[1])
-        has_zero = temps[0] == 0.0
-        share_zero = float(np.mean(lo == 0.0)) if has_zero else None
-        p_det = _sign_flip_p(g, f[0], seed, r_index) if has_zero else None
-        indist = bool(has_zero and p_det is not None and p_det >= alpha)
-        if not np.allclose(fast_ks_curves(g, f, ones)[0], curve, atol=1e-12):  # pragma: no cover - internal check
-            raise AssertionError("bootstrap KS path disagrees with ks_distance")
-        est = ReferenceEstimate(
-            name=name, temperatures=temps, ks=curve.tolist(), t_hat=t_hat, tied=[temps[i] for i in tied],
-            ks_min=float(curve.min()), interval=interval, share_including_zero=share_zero, indistinguishable=indist,
-            ks_vs_zero=float(curve[0]) if has_zero else None, p_vs_deterministic=p_det, k=k,
-            subsampled=("target" if g.shape[1] > 1 else "") + ("+reference" if any(x.shape[1] > 1 for x in f) else ""),
-            hist=_histogram(g, f[temps.index(t_hat)]), replicate_lo=lo, replicate_hi=hi, high_open=high_open)
+        est, values = _reference(r_index, name, table, setup, notes)
         estimates.append(est)
-        if has_zero and not indist and t_hat == 0.0:
-            notes.append(f"{name}: the target is more varied than the reference at T = 0 (sign-flip test p = "
-                         f"{p_det:.3f}) but closest to it on this grid: its temperature lies below the lowest non-zero "
-                         f"grid temperature ({temps[1]:g} if present); a finer grid would resolve it.")
-        if t_hat == temps[-1]:
-            notes.append(f"{name}: the estimate is at the top of the grid ({t_hat:g}); the true value may be higher.")
-        if est.ks_min > 0.3:
-            notes.append(f"{name}: no temperature of the grid reproduces the target's spread well (smallest KS "
-                         f"distance {est.ks_min:.2f}); T_hat is the closest, not a match.")
-        if len(tied) > 1:
-            notes.append(f"{name}: {len(tied)} temperatures tie at the smallest KS distance "
-                         f"({', '.join(f'{temps[i]:g}' for i in tied)}).")
+        ref_values.append(values)
     t_bg = float(np.mean([e.t_hat for e in estimates]))
     mean_lo = np.mean([e.replicate_lo for e in estimates], axis=0)
     mean_hi = np.mean([e.replicate_hi for e in estimates], axis=0)
@@ -305,33 +368,11 @@ def estimate_from_answers(references: Sequence[tuple[str, Mapping[float, Mapping
     if tbg_open:  # every reference below its lowest non-zero grid value: T_bg below their mean
         t_bg_interval = (t_bg_interval[0], float(np.mean([e.temperatures[1] for e in estimates])))
     indist = all(e.indistinguishable for e in estimates)
-    heatmaps = []
-    for a in range(len(ref_values)):
-        for b in range(a + 1, len(ref_values)):
-            na, ta, fa = ref_values[a]
-            nb, tb_, fb = ref_values[b]
-            mat = [[ks_distance(x.ravel(), y.ravel()).statistic for y in fb] for x in fa]
-            heatmaps.append({"rows": na, "cols": nb, "row_temperatures": ta, "col_temperatures": tb_, "ks": mat})
-    pct = f"{level:.0%}"
-    below = f"below the lowest non-zero grid value (< {t_bg_interval[1]:g})"
-    if indist and tbg_open:
-        summary = (f"Indistinguishable from deterministic at this resolution ({n} prompts, K = {k}, {metric}): "
-                   f"the background temperature is {below}, at the {pct} level; a finer grid would resolve it.")
-    elif indist:
-        summary = (f"Indistinguishable from deterministic at this resolution ({n} prompts, K = {k}, {metric}): "
-                   f"the background temperature is at most {t_bg_interval[1]:g} ({pct} interval upper end).")
-    elif tbg_open:
-        summary = (f"Background temperature T_bg {below} ({pct} interval {t_bg_interval[0]:g} to "
-                   f"< {t_bg_interval[1]:g}; {n} prompts, K = {k}, {metric}, {len(estimates)} reference "
-                   f"model{'s' if len(estimates) > 1 else ''}); a finer grid would resolve it.")
-    else:
-        summary = (f"Background temperature T_bg = {t_bg:g} ({pct} interval {t_bg_interval[0]:g} to "
-                   f"{t_bg_interval[1]:g}; {n} prompts, K = {k}, {metric}, "
-                   f"{len(estimates)} reference model{'s' if len(estimates) > 1 else ''}).")
+    summary = _summary(t_bg, t_bg_interval, indist, tbg_open, level, n, k, metric, len(estimates))
     return TbgEstimate(metric=metric, units=units, k=k, n_prompts=n, resamples=resamples, subsamples=subsamples,
                        seed=seed, confidence_level=level, references=estimates, t_bg=t_bg,
-                       t_bg_interval=t_bg_interval, indistinguishable=indist, heatmaps=heatmaps, notes=notes,
-                       summary=summary, t_bg_high_open=tbg_open)
+                       t_bg_interval=t_bg_interval, indistinguishable=indist, heatmaps=_heatmaps(ref_values),
+                       notes=notes, summary=summary, t_bg_high_open=tbg_open)
 
 
 def estimate_tbg(reference_dirs: Sequence[str], target: str, *, target_temperature: float | None = None,
