@@ -551,18 +551,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=999)
     parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs" / "coverage.md"))
     parser.add_argument(
-        "--grid", choices=("all", "bound", "informative", "rare", "skew"), default="all",
+        "--grid", choices=("all", "bound", "informative", "rare", "skew", "tail"), default="all",
         help="'bound': only the critical-failure bound grid, its section printed to stdout (about a minute); "
-        "'informative' / 'rare' / 'skew': the issue-18 sections (benchmarks/coverage_sizes.py) printed to stdout",
+        "'informative' / 'rare' / 'skew' / 'tail': the issue-18 sections (benchmarks/coverage_sizes.py) printed to stdout",
     )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
-    if args.grid in ("informative", "rare", "skew"):
+    if args.grid in ("informative", "rare", "skew", "tail"):
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         import coverage_sizes
 
         render = {"informative": coverage_sizes.render_sizes_section, "rare": coverage_sizes.render_rare_section,
-                  "skew": coverage_sizes.render_existing_grid_section}[args.grid]
+                  "skew": coverage_sizes.render_existing_grid_section,
+                  "tail": coverage_sizes.render_tail_section}[args.grid]
         sys.stdout.write("\n".join(render(args.reps)) + "\n")
         print(f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
         return 0
