@@ -130,6 +130,17 @@ class _GiveUp(Exception):
     """The batch reader cannot give the whole-file reader's values: read the file the whole-file way."""
 
 
+def _trim_heap() -> None:
+    """Give the C heap's freed pages back to the system (glibc keeps them; a batch read frees many)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):  # another C library: nothing to do
+            pass
+
+
 def _progress(display: str) -> Callable[[int], None]:
     start = last = time.monotonic()
 
@@ -313,7 +324,10 @@ def stream_table(path: Path, fmt: str, display: str, watches: list[Watch] | None
     if rows < 0 or src.head != head or not _same_rows(src, fmt, rows, header):
         return None
     src.check_unchanged()
-    return Streamed(columns={name: d.column() for name, d in columns.items()}, rows=rows, source=src)
+    out = Streamed(columns={name: d.column() for name, d in columns.items()}, rows=rows, source=src)
+    del columns
+    _trim_heap()  # (10M rows: 580 MiB resident after the read without it, 390 with it)
+    return out
 
 
 def _same_rows(src: Source, fmt: str, rows: int, header: list[str] | None) -> bool:

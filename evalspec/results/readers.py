@@ -97,6 +97,11 @@ READERS: dict[str, Callable[..., tuple[dict[str, np.ndarray], np.ndarray, str]]]
 SMALL_FILE_BYTES = 1 << 20
 
 
+def _line_numbers(first: int, rows: int) -> np.ndarray:
+    """``first, first + 1, ...`` for ``rows`` rows, in 4 bytes a row where they fit."""
+    return np.arange(first, first + rows, dtype=np.int32 if first + rows < 2**31 else np.int64)
+
+
 #: Whether files of :data:`SMALL_FILE_BYTES` or more are read in record batches (tests switch it off
 #: to compare the two paths; both give the same values).
 STREAM = True
@@ -135,7 +140,7 @@ def read_file(path: Path, fmt: str, display: str | None = None, watches: list[Wa
     elif STREAM and (streamed := stream_table(Path(path), fmt, display, watches)) is not None:
         first = 2 if fmt == "csv" else 1
         return RawFile(path=str(path), display=display, format=fmt, sha256=streamed.source.sha256,
-                       columns=dict(streamed.columns), lines=np.arange(first, first + streamed.rows, dtype=np.int64),
+                       columns=dict(streamed.columns), lines=_line_numbers(first, streamed.rows),
                        unit="row" if fmt == "parquet" else "line")
     elif fmt == "jsonl":  # the scan (SHA-256, line count) runs beside Arrow's parse, not before it
         src, parsed = scan_while_parsing_jsonl(Path(path), display)

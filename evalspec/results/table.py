@@ -151,8 +151,9 @@ class _Concat:
                 else:
                     parts.append(np.full(r.rows, None, dtype=object))
             self.columns[k] = concat_columns(parts)
-        self.file_idx = np.concatenate([np.full(r.rows, j, dtype=np.int32) for j, r in enumerate(raws)])
-        self.line = np.concatenate([r.lines for r in raws])
+        index_type = np.int8 if len(raws) < 2**7 else np.int16 if len(raws) < 2**15 else np.int32
+        self.file_idx = np.concatenate([np.full(r.rows, j, dtype=index_type) for j, r in enumerate(raws)])
+        self.line = raws[0].lines if len(raws) == 1 else np.concatenate([r.lines for r in raws])
 
     def where(self, i: int) -> tuple[str, int]:
         return self.displays[int(self.file_idx[i])], int(self.line[i])
@@ -598,7 +599,7 @@ def typed_candidates(cat: Any, col: np.ndarray, plan: Any, problems: list[Diagno
     nocand = np.flatnonzero(cand == -2)
     if nocand.size:
         problems += located(cat, nocand, name, "the row names no candidate", hint="fill in the candidate")
-    return cand.astype(np.int64)
+    return cand.astype(np.int64, copy=False)
 
 
 def typed_cases(cat: Any, col: np.ndarray, plan: Any, problems: list[Diagnostic]) -> tuple[np.ndarray, np.ndarray]:
