@@ -306,8 +306,8 @@ def decide_action(goal: str, target: float | None, low: float, high: float, fina
     pts = lambda x: f"{x * 100:+.1f} points"  # noqa: E731
     if goal == "superiority":
         d = target or 0.0
-        if low >= d and (d > 0 or low > 0):
-            return "stop_decided", (f"The whole sequence lies at or above the minimum improvement ({pts(d)}): the "
+        if low > d:  # strict, as the verdict table: a bound touching the minimum does not clear it
+            return "stop_decided", (f"The whole sequence lies above the minimum improvement ({pts(d)}): the "
                                     "gain is established; stop.")
         if high <= 0 or (d > 0 and high < d):
             return "stop_futility", (f"The sequence rules out a gain of {pts(d) if d > 0 else 'more than 0'}: the "

@@ -22,6 +22,9 @@ from evalspec.method_words import method_words
 
 __all__ = ["Decider"]
 
+#: Verdicts that agree with a sequence's 'stop: decided' (the goal was shown).
+VERDICT_OF_ACTION = frozenset({"worth_acting_on", "non_inferior", "equivalent", "blocked"})
+
 
 def _dedupe(caveats: Iterable[Caveat]) -> list[Caveat]:
     seen: set[tuple[str, str]] = set()
@@ -125,6 +128,11 @@ class Decider:
 
     # -- output ----------------------------------------------------------------------------
     def finish(self, verdict: str, headline: str) -> DecisionRecord:
+        s = self.sequential
+        if s is not None and s.action == "stop_decided" and verdict not in VERDICT_OF_ACTION:
+            # the sequence's own action read only its bounds; the verdict did not stand on them
+            self.reasons.append(f"The sequence's action ('stop: decided') does not stand: the verdict is '{verdict}', "
+                                "for the reasons above, so nothing is established by stopping here.")
         caveats = _dedupe(self.caveats)
         notes = [c for r in self.records for c in (r.caveats or ()) if c.severity == "note"]
         return DecisionRecord(
@@ -223,9 +231,17 @@ class Decider:
 
     def _views(self) -> dict[str, tuple[str, str, PrimaryInterval | None]]:
         """The verdict the whole decision reaches on each alternative reading of the results (no guard there)."""
+        from dataclasses import replace
+
         out: dict[str, tuple[str, str, PrimaryInterval | None]] = {}
-        for alt in (self.evidence.alternatives if self.evidence is not None else ()):
-            rec = Decider(self.plan, list(alt.records), self.units, self.unit_name, self.missing).run()
+        if self.evidence is None:
+            return out
+        for alt in self.evidence.alternatives:
+            if alt.refused:
+                continue
+            # every rule on that reading, the estimand guard included (a sequence on it can exclude its own data)
+            evidence = replace(self.evidence, values=alt.values, alternatives=())
+            rec = Decider(self.plan, list(alt.records), self.units, self.unit_name, self.missing, evidence).run()
             out[alt.code] = (rec.verdict, rec.headline, rec.primary)
         return out
 

@@ -441,3 +441,19 @@ def test_the_baselines_informative_timeouts_are_said_beside_the_verdict(tmp_path
     text = next(c["message"] for c in d["caveats"] if c["code"] == "missing_both_sides")
     assert "B's missing outcomes" in text and "'regression'" in text
     assert 'data-code="missing_both_sides"' in page_one(claim)
+
+
+def test_a_sequence_that_would_stop_says_so_only_when_the_verdict_stands(tmp_path: Path) -> None:
+    # the sequence alone (A +19.4 points on the 360 cases it ran) would stop with the gain established; counted
+    # as failures, the 80 cases A never ran give (80 - 10 - 80) / 440 = -2.3 points: the verdict does not stand,
+    # and neither does the sequence's 'stop: decided'
+    rng = random.Random(8)
+    pattern = [(1, 0)] * 80 + [(0, 1)] * 10 + [(1, 1)] * 200 + [(0, 0)] * 70
+    rng.shuffle(pattern)
+    pattern += [("absent", 1)] * 80
+    analyses = "  - {kind: paired_difference}\n  - {kind: sequential_difference}"
+    d = run(study(tmp_path, rows_of(pattern), analyses=analyses,
+                  stopping="{rule: sequential, looks: 5, max_units: 440}"))["decision"]
+    assert d["sequential"]["action"] == "stop_decided"
+    assert d["verdict"] == "inconclusive"
+    assert any("'stop: decided') does not stand" in r for r in d["reasons"])

@@ -142,6 +142,7 @@ def test_primary_false_offers_only_the_status() -> None:
     ("superiority", 0.03, -0.1, 0.2, False, "continue"),
     ("superiority", 0.03, -0.1, 0.2, True, "stop_futility"),
     ("superiority", 0.0, 0.001, 0.2, False, "stop_decided"),
+    ("superiority", 0.03, 0.03, 0.2, False, "continue"),  # touching the minimum is not above it (the table is strict)
     ("superiority", 0.0, -0.2, -0.001, False, "stop_futility"),
     ("non_inferiority", 0.02, -0.019, 0.1, False, "stop_decided"),
     ("non_inferiority", 0.02, -0.2, -0.02, False, "stop_futility"),
