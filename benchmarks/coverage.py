@@ -545,18 +545,32 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def render_judge(reps: int) -> int:
+    """Print the judge-corrected (PPI++) and corrected-ranking sections (benchmarks/coverage_judge.py, issue 25)."""
+    t0 = time.perf_counter()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import coverage_judge
+
+    sys.stdout.write("\n".join(coverage_judge.render_judge_section(reps)) + "\n")
+    print(f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=1500)
     parser.add_argument("--resamples", type=int, default=999)
     parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs" / "coverage.md"))
     parser.add_argument(
-        "--grid", choices=("all", "bound", "informative", "rare", "skew", "tail"), default="all",
+        "--grid", choices=("all", "bound", "informative", "rare", "skew", "tail", "judge"), default="all",
         help="'bound': only the critical-failure bound grid, its section printed to stdout (about a minute); "
-        "'informative' / 'rare' / 'skew' / 'tail': the issue-18 sections (benchmarks/coverage_sizes.py) printed to stdout",
+        "'informative' / 'rare' / 'skew' / 'tail': the issue-18 sections (benchmarks/coverage_sizes.py) printed to stdout; "
+        "'judge': the issue-25 sections (benchmarks/coverage_judge.py)",
     )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
+    if args.grid == "judge":
+        return render_judge(args.reps)
     if args.grid in ("informative", "rare", "skew", "tail"):
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         import coverage_sizes

@@ -143,3 +143,15 @@ def test_the_run_checks_the_labels_against_the_draw(tmp_path: Path) -> None:
     subset["sha256"] = "0" * 64
     with pytest.raises(AnalysisRefused, match="changed after it was preregistered"):
         compute(dataclasses.replace(ctx, plan_dir=tmp_path), params(primary=True, labelled_subset=subset))
+
+
+def test_the_audit_reproduces_a_claim_whose_plan_records_a_draw(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "judge-leaderboard"
+    for name in ("plan.yaml", "results.jsonl", "labelled.txt"):
+        (tmp_path / name).write_bytes((example / name).read_bytes())
+    env = {"SOURCE_DATE_EPOCH": "1796126400", "EVALSPEC_NO_REPORT": "1"}
+    assert CliRunner().invoke(cli, ["lock", str(tmp_path / "plan.yaml")], env=env).exit_code == 0
+    assert CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml")], env=env).exit_code == 0
+    audit = CliRunner().invoke(cli, ["audit", str(tmp_path / "out" / "claim.json")], env=env)
+    line = next(x for x in audit.output.splitlines() if "Numbers reproduce" in x)
+    assert line.strip().startswith("PASS"), audit.output

@@ -97,6 +97,23 @@ def _without_look_caveats(claim: dict[str, Any]) -> dict[str, Any]:
     return claim
 
 
+def _copy_side_files(registered: Any, plan_path: Path | None, folder: Path) -> None:
+    """Copy the files the plan names beside it (a sequential design's case order, a labelled subset's draw) into
+    the re-run's folder; their SHA-256 in the plan is checked by the re-run itself."""
+    if not isinstance(registered, dict) or plan_path is None:
+        return
+    names = [((registered.get("stopping") or {}).get("order") or {}).get("file")]
+    names += [((a or {}).get("labelled_subset") or {}).get("file") for a in registered.get("analyses") or []
+              if isinstance(a, dict)]
+    for name in names:
+        if not isinstance(name, str) or not name or Path(name).is_absolute() or ".." in Path(name).parts:
+            continue
+        source = plan_path.parent / name
+        if source.is_file():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, folder / name)
+
+
 def reproduce(inputs: AuditInputs) -> CheckResult:
     from evalspec.claim import dumps
     from evalspec.errors import EvalspecError
@@ -122,6 +139,7 @@ def reproduce(inputs: AuditInputs) -> CheckResult:
                                    "the run was not reproduced.")
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
+        _copy_side_files(plan.get("registered"), inputs.plan_path, plan_file.parent)
         from evalspec.results import OUTSIDE_ALLOWED
 
         token = OUTSIDE_ALLOWED.set(True)  # the files sit where the claim recorded them, even outside the plan folder

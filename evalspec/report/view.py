@@ -316,6 +316,11 @@ def estimand_line(claim: dict[str, Any], primary: dict[str, Any] | None) -> str:
     if primary and primary.get("candidate") and primary.get("baseline"):
         what = (f"the difference in pass rate {primary['candidate']} − {primary['baseline']} over the "
                 f"{fmt.count(cases.get('paired'))} cases both ran")
+        if primary.get("estimand") == "human_label_difference":  # a judge-corrected interval: people's labels
+            from evalspec.decision.wording import estimand_words
+
+            what = (f"{estimand_words('human_label_difference')}: {primary['candidate']} − {primary['baseline']} "
+                    f"over the {fmt.count(cases.get('paired'))} cases both ran")
     elif cov.get("candidates"):
         what = "each candidate's pass rate over the cases it ran"
     else:
