@@ -211,7 +211,11 @@ def _choose_rule(notes: list[str], cluster: str | None, a: Assumptions, delta: f
     if unequal:
         notes.append("Clusters of unequal size: computed by simulating the interval evalspec applies (seeded, so "
                      "the same plan gives the same numbers; its Monte Carlo error is about one point of power and 2 % "
-                     "of the units needed).")
+                     "of the units needed). It assumes the sizes are unrelated to the per-case difference.")
+        if (a.cluster_size_cv or 0.0) > 1.0:
+            notes.append("Sizes this spread are heavy-tailed: if the difference grows or shrinks with cluster size, "
+                         "the verdict's interval can miss on one side more often than its level says (it then carries "
+                         "a caveat); a sample stratified by cluster size avoids that.")
         return _simulated_rule(delta, a, m, kw), m, deff
     notes.append("Clusters: computed for the interval evalspec applies (CR2 t on G - 1 degrees of freedom, "
                  "uninformative below 5 clusters) with equal cluster sizes; if the sizes vary, set "

@@ -476,9 +476,10 @@ def _caveats(core: PairedCore, contrib: Contributions | None, params: PairedDiff
         out.append(Caveat(code="heavy_tailed_cluster_sizes", severity=sev,
                           message="The cluster sizes are heavy-tailed. If the difference grows with cluster size, the "
                           "few largest clusters carry it and a sample can miss them: in evalspec's simulations the "
-                          "interval's upper end then fell below the truth in 3–5 % of studies, not 2.5 %, and no "
-                          "method tried held 2.5 %, so a regression or equivalence read from it is less certain than "
-                          "its level says (the same holds for the lower end if the difference shrinks with size)."))
+                          "interval's upper end then fell below the truth in 3–5 % of studies, not 2.5 % (more if the "
+                          "population holds clusters far larger than any sampled), and no method tried held 2.5 %, so "
+                          "a regression or equivalence read from it is less certain than its level says (the same "
+                          "holds for the lower end and a gain if the difference shrinks with size)."))
     if contrib is not None and contrib.concentrated and contrib.top_share is not None \
             and contrib.n > contrib.top_clusters:
         out.append(Caveat(code="top_clusters", severity="note",
