@@ -39,12 +39,13 @@ COMMANDS: dict[str, str] = {
     "power": "evalspec.commands.power:power",
     "convert": "evalspec.commands.convert:convert",
     "tbg": "evalspec.commands.tbg:tbg",
+    "reduce-sql": "evalspec.commands.reduce_sql:reduce_sql",
 }
 
 #: The order ``evalspec --help`` lists the commands in: the order a study uses them.
 WORKFLOW = ("init", "validate", "lock", "run", "report", "audit", "gate", "diff", "attest", "power", "order",
             "draw-labels",
-            "convert", "schema", "tbg")
+            "convert", "reduce-sql", "schema", "tbg")
 
 _HELP = {
     "validate": "Check plan files; print every problem at its line.",
@@ -62,6 +63,7 @@ _HELP = {
     "power": "Units needed to detect the planned improvement, before any data.",
     "convert": "Write the tidy table evalspec reads from tool logs (inspect_ai, lm-eval, promptfoo, openai/evals, "
                "HELM, Every Eval Ever).",
+    "reduce-sql": "Print the SQL that reduces the plan's attempt rows to its case table (DuckDB, Spark, BigQuery).",
     "tbg": "Background temperature: reference sampling (tbg sample) and the T_bg estimate (tbg estimate).",
 }
 

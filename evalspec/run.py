@@ -161,26 +161,11 @@ class _Needs:
     row: list[str]
 
 
-def _plan_key(params: Any, index: int, key: str) -> str:
-    """A :class:`ColumnNeed` key as a plan path: relative to the analysis when it names one of its parameters."""
-    head = key.split(".", 1)[0].split("[", 1)[0]
-    return f"analyses[{index}].{key}" if head in type(params).model_fields else key
-
-
 def _needed_columns(handle: _PlanHandle, tidy: Any, kinds: dict[str, Any]) -> _Needs:
     """Columns the analyses read (each kind's ``columns()``); a missing one is an error at its plan line."""
-    plan = handle.plan
-    need: dict[str, tuple[str, str]] = {}  # column -> (plan key, level)
-    crit_role = plan.data.columns.critical
-    if crit_role is not None:
-        need.setdefault(crit_role, ("data.columns.critical", "case"))
-    for i, params in enumerate(plan.analyses):
-        kind = kinds[params.kind]
-        if kind.columns is None:
-            continue
-        for n in kind.columns(params, plan):
-            key, level = need.get(n.column, (_plan_key(params, i, n.key), n.level))
-            need[n.column] = (key, "row" if "row" in (level, n.level) else "case")
+    from evalspec.plan.case_table import column_needs
+
+    need = column_needs(handle.plan)  # column -> (plan key, level)
     found = ", ".join(tidy.raw)
     problems = [
         handle.diagnostic(key, f"column {col!r} is not in the results", got=col, hint=f"columns found: {found}")
@@ -222,7 +207,7 @@ def _coverage(plan: Any, checked: Any, outcomes: Any, case_cluster: np.ndarray |
         c = plan.candidates[name]
         candidates_cov[name] = {
             "model": c.model, "declared_version": c.version, "versions_seen": checked.versions_seen.get(name, {}),
-            "settings": c.settings, "rows": int(np.count_nonzero(tidy.cand == j)), "cases": int(has[j].sum()),
+            "settings": c.settings, "rows": _rows(checked, j), "cases": int(has[j].sum()),
         }
     only = {name: int(np.count_nonzero(has[j] & ~paired_all)) for j, name in enumerate(names)}
     run_dates = None
@@ -250,6 +235,13 @@ def _coverage(plan: Any, checked: Any, outcomes: Any, case_cluster: np.ndarray |
         "run_dates": run_dates,
     }
     return coverage, units, unit_name
+
+
+def _rows(checked: Any, j: int) -> int:
+    """Attempt rows of candidate ``j`` analysed (a case table counts them; attempt rows are them)."""
+    if hasattr(checked, "rows_of"):
+        return int(checked.rows_of(j))
+    return int(np.count_nonzero(checked.tidy.cand == j))
 
 
 def _stopping_deviations(plan: Any, coverage: dict[str, Any]) -> list[dict[str, str]]:
@@ -315,13 +307,19 @@ def check_data(handle: _PlanHandle) -> tuple[Any, _Needs, dict[str, Any]]:
 
     plan = handle.plan
     kinds = {name: get_kind(name) for name in dict.fromkeys(a.kind for a in plan.analyses)}
-    checked = load_results(plan, handle.path, handle.diagnostic)
+    if plan.data.format == "case_table":  # pre-aggregated: one row per candidate x case
+        from evalspec.results.case_table import load_case_table
+
+        checked: Any = load_case_table(plan, handle.path, handle.diagnostic)
+    else:
+        checked = load_results(plan, handle.path, handle.diagnostic)
     needs = _needed_columns(handle, checked.tidy, kinds)
     attempt_columns(plan, checked.tidy.raw)  # the attempt rule's own columns (majority_answer)
     return checked, needs, kinds
 
 
-def case_evidence(ctx: Any, kinds: dict[str, Any], records: list[Any], attempt_kw: dict[str, Any]) -> Any:
+def case_evidence(ctx: Any, kinds: dict[str, Any], records: list[Any], attempt_kw: dict[str, Any],
+                  readings: Any = None) -> Any:
     """The case outcomes the decision's estimand guard reads, and the other readings the verdict must survive.
 
     Each reading (:mod:`evalspec.sensitivity_views`: the primary candidate's missing and never-run
@@ -329,13 +327,16 @@ def case_evidence(ctx: Any, kinds: dict[str, Any], records: list[Any], attempt_k
     a context of its own, on which every analysis that offers the decision a primary interval or
     a critical-failure status runs again; the decision reaches the verdict on each and compares.
     ``kinds``: kind name -> kind (its ``compute``); ``attempt_kw``: the attempt rule's extra columns
-    (:func:`evalspec.attempts.attempt_columns`), aligned with ``ctx.repeats``.
+    (:func:`evalspec.attempts.attempt_columns`), aligned with ``ctx.repeats``; ``readings``: where the
+    readings come from (default :mod:`evalspec.sensitivity_views`, from the attempt rows; a case
+    table's :class:`evalspec.case_views.CaseTableReadings`, from its counts).
     """
     from dataclasses import replace
 
     from evalspec.analyses.contract import AnalysisRefused
     from evalspec.decision import Alternative, CaseEvidence
-    from evalspec.sensitivity_views import equal_attempts, missing_against_candidate, missing_as_failures
+    if readings is None:
+        from evalspec import sensitivity_views as readings
 
     offering = [r for r in records if r.offers.primary is not None or r.offers.critical]
     if not offering:
@@ -344,10 +345,10 @@ def case_evidence(ctx: Any, kinds: dict[str, Any], records: list[Any], attempt_k
     pair = (primary.candidate, primary.baseline) if primary is not None else ctx.primary
     if pair is None:
         return CaseEvidence.from_context(ctx)
-    views = [missing_as_failures(ctx, pair[0], pair[1], **attempt_kw)]
+    views = [readings.missing_as_failures(ctx, pair[0], pair[1], **attempt_kw)]
     if primary is not None:
-        views.append(equal_attempts(ctx, pair[0], pair[1], **attempt_kw))
-        views.append(missing_against_candidate(ctx, pair[0], pair[1], **attempt_kw))
+        views.append(readings.equal_attempts(ctx, pair[0], pair[1], **attempt_kw))
+        views.append(readings.missing_against_candidate(ctx, pair[0], pair[1], **attempt_kw))
     alternatives = []
     for view in views:
         if view is None:
@@ -368,6 +369,62 @@ def case_evidence(ctx: Any, kinds: dict[str, Any], records: list[Any], attempt_k
     return CaseEvidence.from_context(ctx, alternatives=tuple(alternatives))
 
 
+def _evidence(handle: _PlanHandle, ctx: Any, kinds: dict[str, Any], records: list[Any], checked: Any) -> Any:
+    """:func:`case_evidence` for the run: from the attempt rows, or from the case table's counts."""
+    from evalspec.attempts import attempt_columns
+
+    if handle.plan.data.format != "case_table":
+        return case_evidence(ctx, kinds, records, attempt_columns(handle.plan, checked.tidy.raw))
+    from evalspec.case_views import CaseTableReadings, ReadingUnavailable
+
+    try:
+        return case_evidence(ctx, kinds, records, {}, readings=CaseTableReadings(checked))
+    except ReadingUnavailable as exc:
+        raise InputError("the case table cannot give a reading the verdict must survive", [handle.diagnostic(
+            "attempts.rule", str(exc), hint="read the attempt rows (data.format: parquet, jsonl or csv): "
+            "docs/case_table.md says which rules and readings counts serve")]) from None
+
+
+def _attempts_context(handle: _PlanHandle, checked: Any, needs: _Needs) -> tuple[Any, list[dict[str, str]]]:
+    """The analyses' context from checked attempt rows: the attempt rule applied to them."""
+    from evalspec.analyses.context import AnalysisContext
+    from evalspec.analyses.contract import Repeats
+    from evalspec.attempts import attempt_columns, reduce_attempts
+
+    plan, tidy = handle.plan, checked.tidy
+    case_cols, attr_devs = _case_columns(tidy, needs.case)
+    outcomes = reduce_attempts(tidy.cand, tidy.case, tidy.repeat, tidy.passed, n_candidates=len(tidy.candidates),
+                               n_cases=len(tidy.case_ids), rule=plan.attempts.rule, k=plan.attempts.k,
+                               missing_policy=plan.missing.policy, **attempt_columns(plan, tidy.raw))
+    case_cluster = None
+    if tidy.cluster is not None:
+        case_cluster = np.zeros(len(tidy.case_ids), dtype=np.int64)
+        case_cluster[tidy.case] = tidy.cluster
+    ctx = AnalysisContext(
+        candidates=tidy.candidates, baseline=plan.baseline, case_ids=tidy.case_ids, case_cluster=case_cluster,
+        cluster_ids=tidy.cluster_ids, case_columns=case_cols, outcomes=outcomes,
+        repeats=Repeats(cand=tidy.cand, case=tidy.case, repeat=tidy.repeat, passed=tidy.passed, score=tidy.score,
+                        columns={c: tidy.raw[c] for c in needs.row}),
+        plan=plan, plan_dir=handle.path.parent,
+    )
+    return ctx, attr_devs
+
+
+def _case_table_context(handle: _PlanHandle, table: Any) -> tuple[Any, list[dict[str, str]]]:
+    """The analyses' context from a checked case table: the attempt rule on its counts, no attempt rows."""
+    from evalspec.analyses.context import AnalysisContext, NoAttemptRows
+
+    plan = handle.plan
+    policy = plan.missing.policy
+    ctx = AnalysisContext(
+        candidates=table.candidates, baseline=plan.baseline, case_ids=table.case_ids, case_cluster=table.case_cluster,
+        cluster_ids=table.cluster_ids, case_columns=table.case_columns,
+        outcomes=table.outcomes(plan.attempts.rule, plan.attempts.k, policy), repeats=NoAttemptRows(),  # type: ignore[arg-type]
+        plan=plan, plan_dir=handle.path.parent, counts=table.case_counts(policy),
+    )
+    return ctx, list(table.attribute_deviations)
+
+
 def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict[str, Any]:
     """Run the plan at ``plan_path`` and return the claim record (nothing is written).
 
@@ -376,9 +433,6 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     process or in worker processes give the same claim.
     """
     from evalspec._version import __version__
-    from evalspec.analyses.context import AnalysisContext
-    from evalspec.analyses.contract import Repeats
-    from evalspec.attempts import attempt_columns, reduce_attempts
     from evalspec.claim import created_time, software_versions
     from evalspec.claim_model import CLAIM_FORMAT, claim_model
     from evalspec.decision import decide
@@ -388,27 +442,15 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     created = created_time()
     checked, needs, kinds = check_data(handle)
     tidy = checked.tidy
-    case_cols, attr_devs = _case_columns(tidy, needs.case)
-    names = tidy.candidates
-
-    outcomes = reduce_attempts(tidy.cand, tidy.case, tidy.repeat, tidy.passed, n_candidates=len(names),
-                               n_cases=len(tidy.case_ids), rule=plan.attempts.rule, k=plan.attempts.k,
-                               missing_policy=plan.missing.policy, **attempt_columns(plan, tidy.raw))
-    case_cluster = None
-    if tidy.cluster is not None:
-        case_cluster = np.zeros(len(tidy.case_ids), dtype=np.int64)
-        case_cluster[tidy.case] = tidy.cluster
-    ctx = AnalysisContext(
-        candidates=names, baseline=plan.baseline, case_ids=tidy.case_ids, case_cluster=case_cluster,
-        cluster_ids=tidy.cluster_ids, case_columns=case_cols, outcomes=outcomes,
-        repeats=Repeats(cand=tidy.cand, case=tidy.case, repeat=tidy.repeat, passed=tidy.passed, score=tidy.score,
-                        columns={c: tidy.raw[c] for c in needs.row}),
-        plan=plan, plan_dir=handle.path.parent,
-    )
+    if plan.data.format == "case_table":
+        ctx, attr_devs = _case_table_context(handle, checked)
+    else:
+        ctx, attr_devs = _attempts_context(handle, checked, needs)
+    outcomes, case_cluster = ctx.outcomes, ctx.case_cluster
     records = _analyse(handle, ctx, kinds)
 
     coverage, units, unit_name = _coverage(plan, checked, outcomes, case_cluster, _primary(records))
-    evidence = case_evidence(ctx, kinds, records, attempt_columns(plan, tidy.raw))
+    evidence = _evidence(handle, ctx, kinds, records, checked)
     decision = decide(plan, records, units=units, unit_name=unit_name, missing=checked.missing, evidence=evidence)
 
     digest = plan_hash(handle)

@@ -58,7 +58,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.plan", "evalspec.plan.canonical", "evalspec.plan.diagnose", "evalspec.plan.load",
         "evalspec.plan.lock", "evalspec.plan.model", "evalspec.plan.positions", "evalspec.plan.reference",
         "evalspec.plan.rules", "evalspec.plan.schema", "evalspec.plan.source", "evalspec.plan.starter",
-        "evalspec.plan.starter_examples", "evalspec.power",
+        "evalspec.plan.starter_examples", "evalspec.power", "evalspec.plan.case_table",
     ),
     # 3. Data: results files and tool logs read and checked against the plan; the attempt rule.
     "data": (
@@ -70,10 +70,12 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.results.adapters.inspect_ai", "evalspec.results.adapters.lm_eval",
         "evalspec.results.adapters.promptfoo", "evalspec.results.adapters.zip_members", "evalspec.results.lake", "evalspec.results.adapters.every_eval_ever",
         "evalspec.results.adapters.helm", "evalspec.results.adapters.openai_evals", "evalspec.results.adapters.graders", "evalspec.attempts",
-        "evalspec.pilot",
+        "evalspec.pilot", "evalspec.results.case_table", "evalspec.results.case_checks", "evalspec.results.case_reduce", "evalspec.results.case_model",
+        "evalspec.results.reduce_sql",
     ),
     # 4. Runtime: what a kind's compute receives (and contexts built from lists, for tests).
-    "runtime": ("evalspec.analyses.context", "evalspec.testing", "evalspec.sensitivity_views"),
+    "runtime": ("evalspec.analyses.context", "evalspec.testing", "evalspec.sensitivity_views",
+                "evalspec.case_views"),
     # 5. Decision: the preregistered rule applied to the kinds' offers.
     "decision": ("evalspec.decision", "evalspec.decision.guard", "evalspec.decision.record", "evalspec.decision.rules",
                  "evalspec.decision.table", "evalspec.decision.verdicts", "evalspec.decision.wording"),
@@ -94,7 +96,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "entry": (
         "evalspec.__main__", "evalspec.cli", "evalspec.regenerate", "evalspec.commands", "evalspec.commands.audit",
         "evalspec.commands.convert", "evalspec.commands.init", "evalspec.commands.lock",
-        "evalspec.commands.power", "evalspec.commands.report", "evalspec.commands.run",
+        "evalspec.commands.power", "evalspec.commands.report", "evalspec.commands.run", "evalspec.commands.reduce_sql",
         "evalspec.commands.schema", "evalspec.commands.tbg", "evalspec.commands.validate",
         "evalspec.commands.attest", "evalspec.commands.gate", "evalspec.commands.validate_data", "evalspec.commands.diff",
         "evalspec.commands.order", "evalspec.commands.draw_labels",

@@ -315,4 +315,5 @@ KIND = AnalysisKind(
     compute=compute,
     title="Background temperature",
     order=80,
+    attempt_rows="it sets the gap beside the spread of each repeat's outcomes",
 )

@@ -275,20 +275,22 @@ def _refuse(message: str) -> Exception:
 
 
 def _counts(ctx: Context, params: BetaBinomialParams) -> tuple[dict[str, tuple[Any, Any, Any]], list[str]]:
-    """Per condition: (successes, trials, case labels); and notes about dropped attempts."""
+    """Per condition: (successes, trials, case labels); and notes about dropped attempts.
+
+    Successes count attempts whose outcome is 1 (a run's outcomes are pass/fail: a score outcome is
+    read against its pass threshold before any analysis).
+    """
     import numpy as np
 
-    reps = ctx.repeats
-    passed = reps.passed
-    finite = passed[~np.isnan(passed)]
-    if finite.size and not np.all((finite == 0.0) | (finite == 1.0)):
+    counts = ctx.case_counts()  # the plan's missing-outcome policy applied; from attempt rows or a case table
+    if not counts.binary:
         raise _refuse("beta_binomial needs pass/fail trials, but the outcome column has values other than 0 and 1 "
                       "(e.g. scores); use clustered_mean for a numeric score")
     notes: list[str] = []
-    missing = int(np.isnan(passed).sum())
-    reps = ctx.attempts()  # the plan's missing-outcome policy applied
+    missing = int(counts.missing.sum())
+    n_cases = len(ctx.case_ids)
     if params.condition == "candidate":
-        groups = {name: (reps.cand == ctx.index(name)) for name in ctx.candidates}
+        groups = {name: (ctx.index(name), np.ones(n_cases, dtype=bool)) for name in ctx.candidates}
     else:
         col = ctx.case_columns.get(params.condition)
         if col is None:
@@ -304,9 +306,8 @@ def _counts(ctx: Context, params: BetaBinomialParams) -> tuple[dict[str, tuple[A
                           f"one of {', '.join(ctx.candidates)}")
         values = np.array(["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in col],
                           dtype=object)
-        in_cand = reps.cand == ctx.index(cand)
         labels = [v for v in dict.fromkeys(values.tolist()) if v != ""]
-        groups = {v: in_cand & (values[reps.case] == v) for v in sorted(labels)}
+        groups = {v: (ctx.index(cand), values == v) for v in sorted(labels)}
     wanted = params.conditions or list(groups)
     if params.conditions is None and ctx.baseline in groups:
         wanted = [ctx.baseline] + [g for g in groups if g != ctx.baseline]
@@ -314,14 +315,12 @@ def _counts(ctx: Context, params: BetaBinomialParams) -> tuple[dict[str, tuple[A
     for name in wanted:
         if name not in groups:
             raise _refuse(f"condition {name!r} has no data; conditions in the results: {', '.join(groups) or 'none'}")
-        rows = groups[name]
-        p = reps.passed[rows]
-        case = reps.case[rows]
-        if case.size == 0:
+        row, in_group = groups[name]
+        codes = np.flatnonzero(in_group & (counts.trials[row] > 0))  # cases with trials, in case order
+        if codes.size == 0:
             raise _refuse(f"condition {name!r} has no trials with an outcome; run it or leave it out of `conditions`")
-        codes, inverse = np.unique(case, return_inverse=True)
-        y = np.bincount(inverse, weights=p).round().astype(np.int64)
-        j = np.bincount(inverse).astype(np.int64)
+        y = counts.passes[row, codes].astype(np.int64)
+        j = counts.trials[row, codes].astype(np.int64)
         out[name] = (y, j, ctx.case_ids[codes])
     if missing:
         how = "dropped" if ctx.missing_policy == "exclude" else "counted as failed trials"
@@ -475,4 +474,4 @@ def compute(ctx: Context, params: BetaBinomialParams) -> Outcome:
 
 
 KIND = AnalysisKind(name="beta_binomial", params=BetaBinomialParams, result=BetaBinomialResult, compute=compute,
-                    title="Bayesian profile of repeated trials", columns=columns, order=65)
+                    title="Bayesian profile of repeated trials", columns=columns, order=65, attempt_rows=None)

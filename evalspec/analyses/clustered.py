@@ -139,4 +139,5 @@ def _needs_clusters(view: Any) -> Iterable[Issue]:
 
 KIND = AnalysisKind(name="clustered_mean", params=ClusteredMeanParams, result=ClusteredMeanResult, compute=compute,
                     title="Mean score with clustered standard errors", columns=columns, order=70,
-                    rules=((("units", "analyses*"), _needs_clusters),))
+                    rules=((("units", "analyses*"), _needs_clusters),),
+                    attempt_rows="it averages each attempt's score, and a case table carries pass counts only")

@@ -16,13 +16,28 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalspec.analyses.contract import Pair, Repeats, default_comparison
+from evalspec.analyses.contract import CaseCounts, Pair, Repeats, default_comparison
 from evalspec.attempts import CaseOutcomes
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalspec.analyses.contract import Context
 
-__all__ = ["AnalysisContext"]
+__all__ = ["AnalysisContext", "NoAttemptRows"]
+
+
+class NoAttemptRows:
+    """``ctx.repeats`` of a context built from a pre-aggregated case table: there are no attempt rows.
+
+    The plan rule refuses, at ``evalspec validate``, every kind that reads them
+    (``AnalysisKind.attempt_rows``); should one reach them anyway, reading any field is an
+    :class:`~evalspec.analyses.contract.AnalysisRefused` with words, never a crash.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        from evalspec.analyses.contract import AnalysisRefused
+
+        raise AnalysisRefused("this analysis reads each attempt's row, and a case table (data.format: case_table) "
+                              "holds counts per candidate and case only; read the attempt rows instead")
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,8 @@ class AnalysisContext:
     #: The plan's folder: relative paths an analysis reads (reference outputs, prompt files)
     #: resolve against it, never against the working directory. None for contexts built in memory.
     plan_dir: Path | None = None
+    #: Attempt counts given directly (a pre-aggregated case table); None: counted from ``repeats``.
+    counts: CaseCounts | None = None
 
     # -- the plan, read through -------------------------------------------------------
     @property
@@ -184,6 +201,25 @@ class AnalysisContext:
             return Repeats(cand=r.cand, case=r.case, repeat=r.repeat, passed=passed, score=r.score, columns=r.columns)
         return Repeats(cand=r.cand[keep], case=r.case[keep], repeat=r.repeat[keep], passed=passed[keep],
                        score=r.score[keep], columns={k: v[keep] for k, v in r.columns.items()})
+
+    def case_counts(self) -> CaseCounts:
+        """Per candidate × case: attempts that count under the plan's missing-outcome policy, passes
+        among them and missing outcomes (:class:`~evalspec.analyses.contract.CaseCounts`), from
+        the case table when the run read one, else counted from :meth:`attempts`."""
+        if self.counts is not None:
+            return self.counts
+        shape = (len(self.candidates), len(self.case_ids))
+        size = shape[0] * shape[1]
+        r = self.repeats
+        flat = r.cand.astype(np.int64) * shape[1] + r.case.astype(np.int64)
+        missing = np.bincount(flat[np.isnan(r.passed)], minlength=size).reshape(shape)
+        used = self.attempts()
+        flat = used.cand.astype(np.int64) * shape[1] + used.case.astype(np.int64)
+        trials = np.bincount(flat, minlength=size).reshape(shape)
+        passes = np.bincount(flat[used.passed >= 1.0], minlength=size).reshape(shape)
+        finite = r.passed[~np.isnan(r.passed)]
+        binary = bool(np.all((finite == 0.0) | (finite == 1.0)))
+        return CaseCounts(trials=trials, passes=passes, missing=missing, binary=binary)
 
     def codes(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(codes, uniques)`` of a column in first-seen order, code -1 where missing

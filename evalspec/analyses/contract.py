@@ -48,6 +48,7 @@ __all__ = [
     "did_you_mean",
     "entries",
     "pair_issues",
+    "CaseCounts",
     "CaseValues",
     "Context",
     "Pair",
@@ -310,6 +311,25 @@ class Repeats:
 
 
 @dataclass(frozen=True)
+class CaseCounts:
+    """Attempt counts per candidate × case, with the plan's missing-outcome policy applied.
+
+    ``trials[j, i]`` attempts of candidate ``j`` on case ``i`` that count (under ``exclude`` the
+    ones with an outcome; otherwise all, a missing outcome counting as a failure),
+    ``passes[j, i]`` of them passed (outcome 1), ``missing[j, i]`` had no outcome (before the
+    policy). ``ctx.case_counts()`` gives them from the attempt rows or from a pre-aggregated case
+    table alike, so a kind that reads only these serves both (``AnalysisKind.attempt_rows`` None).
+    """
+
+    trials: np.ndarray
+    passes: np.ndarray
+    missing: np.ndarray
+    #: Whether every attempt's outcome is 0 or 1 (always so in a run: a score outcome is read against
+    #: its pass threshold first; a context built from lists may hold fractions).
+    binary: bool = True
+
+
+@dataclass(frozen=True)
 class Pair:
     """Case outcomes of two candidates on the cases both have (the paired intersection)."""
 
@@ -404,6 +424,7 @@ class Context(Protocol):
     def cluster_label(self, code: int) -> str: ...
     def codes(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
     def attempts(self) -> Repeats: ...
+    def case_counts(self) -> CaseCounts: ...
 
 
 @dataclass(frozen=True)
@@ -429,6 +450,11 @@ class AnalysisKind:
     #: An anytime-valid (sequential) kind: its interval replaces the fixed-sample primary one and
     #: adjusts for the planned looks (so its ``primary: true`` is not a second primary comparison).
     sequential: bool = False
+    #: Why the kind needs the attempt-level rows (``ctx.repeats``, ``ctx.attempts()``), in words
+    #: for the plan line that names it under ``data.format: case_table``; None when it computes
+    #: exactly from case outcomes, case columns and ``ctx.case_counts()``, which a pre-aggregated
+    #: case table gives. The default refuses: a kind says it needs no rows only when it does not.
+    attempt_rows: str | None = "it reads each attempt's row, which a case table does not hold"
 
     @property
     def template(self) -> str:

@@ -223,19 +223,16 @@ def compute(ctx: Context, params: CriticalFailuresParams) -> Outcome:
     from evalspec.stats.power import zero_failure_cases
 
     crit = critical_mask(ctx, params.flag)
-    reps = ctx.attempts()  # the plan's missing-outcome policy applied
-    failed_attempt = ~(reps.passed >= 1.0)
+    counts = ctx.case_counts()  # the plan's missing-outcome policy applied; from attempt rows or a case table
     adopting_name = ctx.primary[0] if ctx.primary is not None else None
     entries: dict[str, CriticalEntry] = {}
     statuses: list[CriticalStatus] = []
     caveats: list[Caveat] = []
-    n_cases = len(ctx.case_ids)
     for name in ctx.chosen(params):
         j = ctx.index(name)
-        rows = (reps.cand == j) & crit[reps.case]
-        tried = np.zeros(n_cases, dtype=bool)
-        tried[reps.case[rows]] = True
-        fails_per_case = np.bincount(reps.case[rows & failed_attempt], minlength=n_cases)
+        trials = np.where(crit, counts.trials[j], 0)
+        fails_per_case = trials - np.where(crit, counts.passes[j], 0)
+        tried = trials > 0
         failed = tried & (fails_per_case > 0)
         n = int(tried.sum())
         x = int(failed.sum())
@@ -250,7 +247,7 @@ def compute(ctx: Context, params: CriticalFailuresParams) -> Outcome:
             within = bool(ub is not None and ub < max_rate)
         entries[name] = CriticalEntry(
             critical_cases=n, failures=x, failed_cases=failed_cases,
-            failed_attempts=int(np.count_nonzero(rows & failed_attempt)), attempts=int(np.count_nonzero(rows)),
+            failed_attempts=int(fails_per_case.sum()), attempts=int(trials.sum()),
             rate=(x / n) if n else None, upper_bound=ub, upper_bound_independent=ub_ind, clusters=clusters,
             effective_cases=n_eff, method=method, confidence_level=level, max_rate=max_rate, within_limit=within,
             adopting=adopting, reachable=reachable, failure_free_needed=needed, note=_note(n, x, ub, level))
@@ -291,4 +288,4 @@ def _limit_is_checked(view: Any) -> Iterable[Issue]:
 
 KIND = AnalysisKind(name="critical_failures", params=CriticalFailuresParams, result=CriticalResult, compute=compute,
                     title="Critical failures", columns=columns, order=30,
-                    rules=((("decision", "analyses"), _limit_is_checked),))
+                    rules=((("decision", "analyses"), _limit_is_checked),), attempt_rows=None)

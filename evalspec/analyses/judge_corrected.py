@@ -636,4 +636,5 @@ def columns(params: JudgeCorrectedParams, plan: Any) -> list[ColumnNeed]:
 
 
 KIND = AnalysisKind(name="judge_corrected", params=JudgeCorrectedParams, result=JudgeCorrectedResult,
-                    compute=compute, title="Judge-corrected pass rates", columns=columns, order=25)
+                    compute=compute, title="Judge-corrected pass rates", columns=columns, order=25,
+                    attempt_rows="it reads each attempt's judge and human labels")

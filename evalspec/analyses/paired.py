@@ -573,4 +573,4 @@ def _cluster_methods_need_clusters(view: Any) -> Iterable[Issue]:
 KIND = AnalysisKind(name="paired_difference", params=PairedDifferenceParams, result=PairedResult, compute=compute,
                     title="Paired comparison", columns=columns, order=20,
                     rules=((("candidates", "baseline", "analyses*"), _two_sides), (("analyses",), _one_is_primary),
-                           (("units", "analyses*"), _cluster_methods_need_clusters)))
+                           (("units", "analyses*"), _cluster_methods_need_clusters)), attempt_rows=None)

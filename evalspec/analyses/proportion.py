@@ -182,4 +182,4 @@ def compute(ctx: Context, params: ProportionParams) -> Outcome:
 
 
 KIND = AnalysisKind(name="proportion", params=ProportionParams, result=ProportionResult, compute=compute,
-                    title="Each candidate's pass rate", order=10)
+                    title="Each candidate's pass rate", order=10, attempt_rows=None)

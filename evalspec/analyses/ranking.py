@@ -281,4 +281,6 @@ def _caveats(result: RankingResult, k: int) -> list[Caveat]:
 
 KIND = AnalysisKind(name="ranking", params=RankingParams, result=RankingResult, compute=compute,
                     title="Ranking of the candidates", columns=columns, order=30,
-                    rules=((("analyses",), _needs_labels),))
+                    rules=((("analyses",), _needs_labels),),
+                    # ranks of human labels read attempt rows, but only beside judge_corrected, which is refused
+                    attempt_rows=None)

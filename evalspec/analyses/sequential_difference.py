@@ -427,4 +427,5 @@ KIND = AnalysisKind(
     order=25,
     warnings=((("stopping", "analyses"), _order_preregistered),),
     sequential=True,
+    attempt_rows="it orders the cases for its looks by each attempt's timestamp",
 )

@@ -430,4 +430,4 @@ def _declared(view: Any) -> Iterable[Issue]:
 
 
 KIND = AnalysisKind(name="slices", params=SlicesParams, result=SlicesResult, compute=compute, title="Slices",
-                    columns=columns, order=50, rules=((("slices", "analyses*"), _declared),))
+                    columns=columns, order=50, rules=((("slices", "analyses*"), _declared),), attempt_rows=None)

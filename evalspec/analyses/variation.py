@@ -192,4 +192,5 @@ def _needs_repeats(view: Any) -> Iterable[Issue]:
 
 KIND = AnalysisKind(name="run_variation", params=RunVariationParams, result=RunVariationResult, compute=compute,
                     title="Run-to-run variation", order=60,
-                    rules=((("attempts", "analyses*"), _needs_repeats),))
+                    rules=((("attempts", "analyses*"), _needs_repeats),),
+                    attempt_rows="it separates run-to-run from case-to-case variation using each attempt's outcome")

@@ -121,7 +121,7 @@ def _attempts_rules(a: Any) -> Iterator[Issue]:
 
 
 def _data_rules(d: Any) -> Iterator[Issue]:
-    if d.format in ("auto", "jsonl", "csv", "parquet"):
+    if d.format in ("auto", "jsonl", "csv", "parquet", "case_table"):
         logs = "tool logs (format inspect, lm_eval, promptfoo, openai_evals, helm or every_eval_ever)"
         if d.select is not None:
             yield Issue(("select",), f"select applies to {logs}, not to format {d.format!r}",
@@ -220,10 +220,11 @@ class Data(_Strict):
         "object-store URI (s3://bucket/prefix/, gs://..., a glob) is read where it is."
     )
     format: Literal["auto", "jsonl", "csv", "parquet", "inspect", "lm_eval", "promptfoo", "openai_evals", "helm",
-                    "every_eval_ever"] = Field(
+                    "every_eval_ever", "case_table"] = Field(
         "auto", description="File format; 'auto' decides by extension; inspect, lm_eval, promptfoo, openai_evals, helm "
         "and every_eval_ever read those tools' files unchanged (inspect_ai, lm-evaluation-harness, promptfoo, "
-        "openai/evals record logs, HELM run folders, Every Eval Ever instance-level records).",
+        "openai/evals record logs, HELM run folders, Every Eval Ever instance-level records); 'case_table' reads a "
+        "pre-aggregated table, one row per candidate and case (`evalspec reduce-sql` computes it where the rows are).",
     )
     columns: Columns = Field(default_factory=Columns, description="Column of each role.")
     outcome: Outcome = Field(default_factory=Outcome, description="How to read outcomes.")

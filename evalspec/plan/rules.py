@@ -359,3 +359,14 @@ def _recorded_roles_have_columns(view: PlanView) -> Iterable[Issue]:
         if item in _ROLE_RECORDS and getattr(view.data.columns, item) is None:
             yield Issue(("record", j), f"names the role {item}, but data.columns.{item} is not set",
                         f"set data.columns.{item} to the results column that holds it", item)
+
+
+# -- a pre-aggregated case table ----------------------------------------------------------------
+
+
+@rule("data")
+def _case_table_serves_the_plan(view: PlanView) -> Iterable[Issue]:
+    """Under ``data.format: case_table``: the attempt rule and the kinds a table of counts cannot serve."""
+    from evalspec.plan.case_table import refusals
+
+    yield from refusals(view)

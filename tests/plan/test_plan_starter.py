@@ -107,5 +107,7 @@ def test_the_starter_shows_where_tool_logs_are_named() -> None:
     text = starter_text()
     assert ("  # File format; 'auto' decides by extension; inspect, lm_eval, promptfoo, openai_evals, helm and\n"
             "  # every_eval_ever read those tools' files unchanged (inspect_ai, lm-evaluation-harness, promptfoo,\n"
-            "  # openai/evals record logs, HELM run folders, Every Eval Ever instance-level records).\n"
+            "  # openai/evals record logs, HELM run folders, Every Eval Ever instance-level records);\n"
+            "  # 'case_table' reads a pre-aggregated table, one row per candidate and case (`evalspec reduce-sql`\n"
+            "  # computes it where the rows are).\n"
             "  format: auto\n") in text

@@ -1,0 +1,313 @@
+"""The checks of a case table against the plan: those attempt rows get, made on counts.
+
+Fatal findings refuse the run with the case-table rows located (file and row). Non-fatal
+findings (extra or fewer repeats, a version other than the declared one, pooled versions,
+missing outcomes, unpaired cases, a case attribute that differs between attempts) are worded
+exactly as :mod:`evalspec.results.checks` words them for attempt rows, so a case table reduced
+from the same rows gives the same claim (``tests/results/test_case_table.py`` holds them equal).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from evalspec.errors import Diagnostic
+from evalspec.results.readers import CodedColumn
+from evalspec.results.table import _label, factorize, missing_mask
+
+__all__ = ["check_case_table"]
+
+
+def _fmt_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k!r} ({v} rows)" for k, v in counts.items())
+
+
+def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarray, case: np.ndarray,
+                     case_ids: np.ndarray, cluster: np.ndarray | None, cluster_ids: np.ndarray | None,
+                     counts: dict[str, np.ndarray], rule: dict[str, np.ndarray], times: dict[str, np.ndarray]) -> Any:
+    """Check the typed case table ``t`` (a :class:`~evalspec.results.case_table._Typed`) and build the table."""
+    from evalspec.results.case_model import CaseTable, micros_range
+
+    plan = t.plan
+    names = list(plan.candidates)
+    version, vlabels = _versions(t)
+    _one_row_each(t, cand, case, case_ids, version, vlabels, cluster)
+    for j, name in enumerate(names):
+        if not np.any(cand == j):
+            t.problems.append(Diagnostic(file=where_all, key=plan.data.columns.candidate,
+                                         message=f"candidate {name!r} has no rows in the case table",
+                                         hint="reduce every candidate's attempts, or check the candidate names"))
+    if cluster is not None:
+        first = np.full(len(case_ids), -1, dtype=np.int64)
+        order = np.argsort(case, kind="stable")
+        starts = np.r_[0, np.flatnonzero(case[order][1:] != case[order][:-1]) + 1] if case.size else np.zeros(0, int)
+        first[case[order][starts]] = cluster[order][starts]
+        bad = cluster != first[case]
+        if bad.any():
+            i0 = int(np.flatnonzero(bad)[0])
+            assert cluster_ids is not None
+            t.flag(bad, plan.units.cluster, f"the case's cluster differs between rows (case {case_ids[case[i0]]!r} is "
+                   f"in cluster {cluster_ids[first[case[i0]]]!r} elsewhere)",
+                   hint="a case belongs to one cluster for every candidate; fix the cluster column")
+    _counts_agree(t, counts, rule)
+    seen = _version_checks(t, cand, version, vlabels, counts)
+    t.raise_problems("checks")
+
+    table = CaseTable(files=files, candidates=names, case_ids=case_ids, cluster_ids=cluster_ids,
+                      case_cluster=_case_cluster(case, cluster, len(case_ids)), raw=t.cols, time_range=None,
+                      attempts=_matrix(cand, case, counts["attempts"], len(names), len(case_ids)),
+                      missing_counts=_matrix(cand, case, counts["missing"], len(names), len(case_ids)),
+                      passes=_matrix(cand, case, counts["passes"], len(names), len(case_ids)),
+                      rule_counts={k: _matrix(cand, case, v, len(names), len(case_ids), fill=np.nan)
+                                   for k, v in {**rule, **{c: counts[c].astype(np.float64) for c in counts
+                                                           if "passes_in_first_" in c}}.items()})
+    table.versions_seen = seen
+    table.deviations += t.version_deviations
+    table.detected += t.version_detected
+    if "first_time" in times:
+        table.time_range = micros_range(times["first_time"], times["last_time"])
+    _repeats(t, table, cand, counts)
+    _missing(t, table, cand, counts)
+    _unpaired(table)
+    table.case_columns, table.attribute_deviations = _case_columns(t, cand, case, case_ids, counts)
+    return table
+
+
+def _matrix(cand: np.ndarray, case: np.ndarray, values: np.ndarray, n_cand: int, n_cases: int,
+            fill: float = 0) -> np.ndarray:
+    out = np.full((n_cand, n_cases), fill, dtype=np.float64 if isinstance(fill, float) else np.int64)
+    out[cand, case] = values
+    return out
+
+
+def _case_cluster(case: np.ndarray, cluster: np.ndarray | None, n_cases: int) -> np.ndarray | None:
+    if cluster is None:
+        return None
+    out = np.zeros(n_cases, dtype=np.int64)
+    out[case] = cluster
+    return out
+
+
+def _versions(t: Any) -> tuple[np.ndarray | None, list[str]]:
+    name = t.plan.data.columns.model_version
+    if name is None:
+        return None, []
+    codes, uniq = factorize(t.cols[name])
+    labels = [None if m else _label(u) for u, m in zip(uniq.tolist(), missing_mask(uniq).tolist())]
+    index: dict[str, int] = {}
+    remap = np.array([-1 if lab is None else index.setdefault(lab, len(index)) for lab in labels] + [-1],
+                     dtype=np.int64)
+    return remap[codes], list(index)
+
+
+def _one_row_each(t: Any, cand: np.ndarray, case: np.ndarray, case_ids: np.ndarray, version: np.ndarray | None,
+                  vlabels: list[str], cluster: np.ndarray | None) -> None:
+    """One row per candidate × case: a second row is located, with what differs between the two."""
+    if not cand.size:
+        return
+    key = cand.astype(np.int64) * (len(case_ids) + 1) + case
+    order = np.argsort(key, kind="stable")
+    same = key[order][1:] == key[order][:-1]
+    for pos in np.flatnonzero(same)[:5].tolist():
+        a, b = int(order[pos]), int(order[pos + 1])
+        file0, line0 = t.where(a)
+        who = f"candidate {list(t.plan.candidates)[cand[b]]!r}, case {case_ids[case[b]]!r}"
+        if version is not None and version[a] != version[b]:
+            message = (f"{who} has a row for model version {vlabels[version[a]]!r} at {file0}:{line0} and one for "
+                       f"{vlabels[version[b]]!r}: a case whose attempts ran on two versions cannot be reduced to "
+                       "one case outcome from counts")
+            hint = "read the attempt rows (data.format: parquet, jsonl or csv), or rerun the case on one version"
+        elif cluster is not None and cluster[a] != cluster[b]:
+            message = f"{who}: the case's cluster differs between rows (another row at {file0}:{line0})"
+            hint = "a case belongs to one cluster for every candidate and repeat; fix the cluster column"
+        else:
+            message = f"duplicate (candidate, case): {who} already has a row at {file0}:{line0}"
+            hint = "a case table has one row per candidate and case; reduce the attempts again"
+        file1, line1 = t.where(b)
+        t.problems.append(Diagnostic(file=file1, line=line1, key=t.plan.units.case, message=message, hint=hint))
+    extra = int(same.sum()) - 5
+    if extra > 0:
+        t.problems.append(Diagnostic(file=t.where(int(order[0]))[0],
+                                     message=f"... and {extra} more rows like these ({t.plan.units.case})"))
+
+
+def _counts_agree(t: Any, counts: dict[str, np.ndarray], rule: dict[str, np.ndarray]) -> None:
+    """The counts of each row describe possible attempts, and the attempt rows' own checks passed."""
+    planned = int(t.plan.attempts.repeats)
+    att, miss, passes = counts["attempts"], counts["missing"], counts["passes"]
+    t.flag(att < 1, "attempts", "attempts must be at least 1 (a row stands for attempts that were made)")
+    t.flag(att > planned, "attempts", f"more attempts kept than the {planned} planned (attempts.repeats); count the "
+           "attempts beyond the first {planned} in extra_attempts".replace("{planned}", str(planned)))
+    t.flag((counts["extra_attempts"] > 0) & (att != planned), "extra_attempts",
+           f"extra attempts beside fewer than the {planned} planned kept: the first {planned} attempts are kept")
+    t.flag(miss > att, "missing", "more missing outcomes than attempts")
+    t.flag(passes > att - miss, "passes", "more passes than attempts with an outcome")
+    t.flag(counts["duplicate_attempts"] > 0, "duplicate_attempts",
+           "duplicate (candidate, case, repeat): the same attempt appears twice among the rows this row reduces",
+           hint="remove the duplicate or number the repeats, then reduce again")
+    t.flag(counts["unreadable"] > 0, "unreadable", "attempt rows that could not be read (an outcome that is not a "
+           "pass/fail value or a score, a repeat number that is not an integer, a time that is not ISO 8601) were "
+           "reduced into this row",
+           hint="fix those attempt rows (evalspec validate --data on a sample of them shows each at its line)")
+    if "lacking_record" in counts:
+        t.flag(counts["lacking_record"] > 0, "lacking_record", "attempt rows lacking metadata the plan requires "
+               f"(record: {', '.join(t.plan.record)}) were reduced into this row",
+               hint="log it with every result; the plan's `record` lists what each row must carry")
+    for name, values in rule.items():
+        if name == "first_outcome":
+            t.flag(np.isnan(values) & (miss == 0), name, "first_outcome is empty, but no attempt lacks an outcome")
+        if name == "first_answered_outcome":
+            t.flag(np.isnan(values) & (miss < att), name, "first_answered_outcome is empty, but some attempt has an "
+                   "outcome")
+    k = int(t.plan.attempts.k or 1)
+    for name in (f"passes_in_first_{k}", f"answered_passes_in_first_{k}"):
+        if name in counts:
+            t.flag((counts[name] > passes) | (counts[name] > np.minimum(att, k)), name,
+                   f"{name} exceeds the passes, or the {k} attempts it counts")
+
+
+def _version_checks(t: Any, cand: np.ndarray, version: np.ndarray | None, vlabels: list[str],
+                    counts: dict[str, np.ndarray]) -> dict[str, dict[str, int]]:
+    """Model versions per candidate, counted in attempt rows (the kept and the extra ones), as for attempt rows."""
+    plan = t.plan
+    t.version_deviations, t.version_detected = [], []
+    seen_all: dict[str, dict[str, int]] = {}
+    if version is None:
+        return seen_all
+    rows_of = counts["attempts"] + counts["extra_attempts"]
+    for j, name in enumerate(plan.candidates):
+        mine = (cand == j) & (version >= 0)
+        per = np.bincount(version[mine], weights=rows_of[mine], minlength=len(vlabels)).astype(np.int64)
+        seen = {v: int(c) for v, c in sorted(zip(vlabels, per.tolist()), key=lambda p: str(p[0])) if c}
+        seen_all[name] = seen
+        declared = plan.candidates[name].version
+        declared_list = declared if isinstance(declared, list) else ([declared] if declared is not None else [])
+        if len(seen) > 1 and not (isinstance(declared, list) and set(seen) <= set(declared)):
+            firsts = []
+            for v in seen:
+                f, ln = t.where(int(np.flatnonzero(mine & (version == vlabels.index(v)))[0]))
+                firsts.append(f"{v!r} first at {f}:{ln}")
+            t.problems.append(Diagnostic(
+                file=firsts and t.where(int(np.flatnonzero(mine)[0]))[0], key=plan.data.columns.model_version,
+                message=f"candidate {name!r}: the model version changes inside the data: {_fmt_counts(seen)}; "
+                f"evalspec will not pool runs across a model update ({'; '.join(firsts)})",
+                hint=f"split the run by version, or, to pool knowingly, declare candidates.{name}.version "
+                f"as a list: [{', '.join(seen)}]"))
+        elif len(seen) > 1:
+            t.version_detected.append({"code": "pooled_versions",
+                                       "message": f"Candidate {name} pools the declared model versions "
+                                       f"{_fmt_counts(seen)}; the result describes the mixture, not one stable "
+                                       "configuration."})
+        elif len(seen) == 1 and declared_list and next(iter(seen)) not in [str(d) for d in declared_list]:
+            t.version_deviations.append({"code": "version_mismatch",
+                                         "message": f"Candidate {name} was declared as version "
+                                         f"{', '.join(map(str, declared_list))} but the results show "
+                                         f"{next(iter(seen))!r} on every row."})
+    return seen_all
+
+
+def _repeats(t: Any, table: Any, cand: np.ndarray, counts: dict[str, np.ndarray]) -> None:
+    planned = int(t.plan.attempts.repeats)
+    names = table.candidates
+    att, extra = counts["attempts"], counts["extra_attempts"]
+    if extra.any():
+        per = {names[j]: int(extra[cand == j].sum()) for j in range(len(names))}
+        table.deviations.append({"code": "extra_repeats",
+                                 "message": f"More repeats than the {planned} planned: "
+                                 + ", ".join(f"{k} {v} extra attempt(s)" for k, v in per.items() if v)
+                                 + f" (up to {int((att + extra).max())} per case); only the first {planned} "
+                                 "of each case (lowest repeat numbers) were analysed."})
+    table.repeats_observed = (int(att.min()), int(att.max())) if att.size else (1, 1)
+    if table.repeats_observed[0] < planned:
+        short = int(att[att < planned].sum())
+        table.deviations.append({"code": "fewer_repeats",
+                                 "message": f"Some cases have fewer repeats than the {planned} planned "
+                                 f"(as few as {table.repeats_observed[0]}; {short} attempt rows belong to such "
+                                 "cases)."})
+
+
+def _missing(t: Any, table: Any, cand: np.ndarray, counts: dict[str, np.ndarray]) -> None:
+    plan = t.plan
+    policy = plan.missing.policy
+    for j, name in enumerate(table.candidates):
+        rows = cand == j
+        m, a = int(counts["missing"][rows].sum()), int(counts["attempts"][rows].sum())
+        frac = m / a if a else 0.0
+        table.missing[name] = {"missing": m, "attempts": a, "fraction": frac, "policy": policy}
+        where = rows & (counts["missing"] > 0)
+        if m and policy == "error":
+            t.flag(where, "missing", f"missing outcome for candidate {name!r} and the plan's missing.policy is "
+                   f"'error' ({m} of {a} attempts missing)", hint="rerun the missing attempts, or preregister "
+                   "another policy")
+        elif frac > plan.missing.max_fraction:
+            t.flag(where, "missing", f"candidate {name!r} has {m} of {a} outcomes missing ({frac:.1%}), above the "
+                   f"plan's missing.max_fraction {plan.missing.max_fraction:.1%}", hint="rerun the missing attempts "
+                   "under the same policy; do not change the limit after seeing the results")
+        elif m:
+            treat = "counted as failures" if policy == "count_as_fail" else "excluded from the analysis"
+            table.detected.append({"code": "missing_outcomes",
+                                   "message": f"Candidate {name}: {m} of {a} attempts ({frac:.1%}) have no outcome "
+                                   f"and were {treat} (missing.policy {policy}); if they are not random failures "
+                                   "the estimate is biased."})
+    t.raise_problems("missing outcomes break the plan's missing-outcome policy")
+
+
+def _unpaired(table: Any) -> None:
+    names = table.candidates
+    if len(names) < 2:
+        return
+    has = table.attempts > 0
+    every = has.all(axis=0)
+    if every.all():
+        return
+    parts = []
+    for j, name in enumerate(names):
+        lack = int(np.count_nonzero(~has[j] & has.any(axis=0)))
+        parts.append(f"{name} lacks {lack} case(s)" if lack else f"{name} has all cases")
+    table.deviations.append({"code": "unpaired_cases",
+                             "message": f"Not every case was run for every candidate ({'; '.join(parts)}); "
+                             f"paired comparisons use the {int(every.sum())} cases every candidate has, "
+                             "single-candidate results use each candidate's own cases."})
+
+
+def _case_columns(t: Any, cand: np.ndarray, case: np.ndarray, case_ids: np.ndarray,
+                  counts: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[dict[str, str]]]:
+    """Each attribute's value per case (the first candidate's, in the plan's order, that has one) and the
+    cases whose attempts disagree, worded as :func:`evalspec.run._case_columns` words them."""
+    from evalspec.plan.case_table import attribute_columns
+
+    n_cases = len(case_ids)
+    order = np.lexsort((cand, case))
+    out: dict[str, np.ndarray] = {}
+    devs: list[dict[str, str]] = []
+    for col in attribute_columns(t.plan):
+        codes, uniq = factorize(t.cols[col])
+        miss = np.append(missing_mask(uniq), True)[codes]
+        case_codes = np.full(n_cases, -1, dtype=np.int64)
+        varies = np.zeros(n_cases, dtype=bool)
+        o = order[~miss[order]]
+        if o.size:
+            cases = case[o]
+            first = np.r_[True, cases[1:] != cases[:-1]]
+            case_codes[cases[first]] = codes[o[first]]
+            starts = np.flatnonzero(first)
+            oc = codes[o]
+            lo = np.minimum.reduceat(oc, starts)
+            hi = np.maximum.reduceat(oc, starts)
+            varies[cases[starts]] = lo != hi
+        varies[case[counts[f"distinct_{col}"] > 1]] = True
+        bad = np.flatnonzero(varies)
+        if bad.size:
+            ids = ", ".join(str(case_ids[i]) for i in bad[:5])
+            devs.append({"code": "inconsistent_case_attribute",
+                         "message": f"Column {col!r} differs between rows of {bad.size} case(s) ({ids}"
+                         f"{', ...' if bad.size > 5 else ''}); the first value of each case was used."})
+        used = np.unique(case_codes[case_codes >= 0])
+        remap = np.full(len(uniq) + 1, -1, dtype=np.int64)
+        remap[used] = np.arange(used.size)
+        kept = np.empty(used.size, dtype=object)
+        kept[:] = [uniq[u] for u in used.tolist()]
+        out[col] = CodedColumn.of(remap[case_codes], kept, distinct=True)
+    return out, devs

@@ -1,0 +1,118 @@
+"""A checked case table: per candidate × case matrices, what the checks found, and the attempt rule on counts.
+
+Built by :func:`evalspec.results.case_table.load_case_table`; ``evalspec run`` reads it where it
+reads :class:`~evalspec.results.checks.Checked` for attempt rows.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evalspec.analyses.contract import CaseCounts
+from evalspec.attempts import CaseOutcomes, pass_at, pass_hat
+from evalspec.results.table import FileInfo
+
+__all__ = ["CaseTable", "micros_range", "outcomes_from_counts"]
+
+_NO_TIME = np.iinfo(np.int64).min
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+@dataclass
+class CaseTable:
+    """A checked case table: per candidate × case matrices and what the checks found.
+
+    Shaped where ``evalspec run`` reads it like :class:`~evalspec.results.checks.Checked` and its
+    ``tidy`` (``deviations``, ``detected``, ``missing``, ``versions_seen``, ``repeats_observed``;
+    ``files``, ``candidates``, ``case_ids``, ``raw``, ``time_range``).
+    """
+
+    files: list[FileInfo]
+    candidates: list[str]
+    case_ids: np.ndarray
+    cluster_ids: np.ndarray | None
+    case_cluster: np.ndarray | None
+    raw: dict[str, np.ndarray]
+    time_range: tuple[_dt.datetime, _dt.datetime] | None
+    attempts: np.ndarray
+    missing_counts: np.ndarray
+    passes: np.ndarray
+    rule_counts: dict[str, np.ndarray]
+    case_columns: dict[str, np.ndarray] = field(default_factory=dict)
+    attribute_deviations: list[dict[str, str]] = field(default_factory=list)
+    deviations: list[dict[str, str]] = field(default_factory=list)
+    detected: list[dict[str, str]] = field(default_factory=list)
+    missing: dict[str, dict[str, Any]] = field(default_factory=dict)
+    versions_seen: dict[str, dict[str, int]] = field(default_factory=dict)
+    repeats_observed: tuple[int, int] = (1, 1)
+
+    @property
+    def tidy(self) -> CaseTable:
+        """The table itself (where the run reads ``checked.tidy``)."""
+        return self
+
+    def rows_of(self, j: int) -> int:
+        """Attempt rows of candidate ``j`` that were analysed (the claim's ``coverage.candidates.*.rows``)."""
+        return int(self.attempts[j].sum())
+
+    def any_missing(self) -> bool:
+        return bool(self.missing_counts.any())
+
+    def case_counts(self, policy: str) -> CaseCounts:
+        """Counts with the missing-outcome ``policy`` applied (``exclude`` leaves missing outcomes out)."""
+        trials = self.attempts - self.missing_counts if policy == "exclude" else self.attempts
+        return CaseCounts(trials=trials, passes=self.passes, missing=self.missing_counts)
+
+    def outcomes(self, rule: str, k: int | None, policy: str) -> CaseOutcomes:
+        """The attempt rule on counts: what :func:`evalspec.attempts.reduce_attempts` gives from the rows."""
+        return outcomes_from_counts(self.attempts, self.missing_counts, self.passes, self.rule_counts, rule, k, policy)
+
+
+def outcomes_from_counts(attempts: np.ndarray, missing: np.ndarray, passes: np.ndarray,
+                         rule_counts: dict[str, np.ndarray], rule: str, k: int | None, policy: str) -> CaseOutcomes:
+    """Case outcomes by ``rule`` from candidate × case count matrices (the columns of a case table).
+
+    ``attempts`` kept attempts, ``missing`` of them without an outcome, ``passes`` passed;
+    ``rule_counts`` the rule's own columns (``first_outcome``, ``passes_in_first_K``, ...).
+    """
+    used = attempts - missing if policy == "exclude" else attempts
+    values = np.full(used.shape, np.nan)
+    taken = np.zeros(used.shape, dtype=np.int64)
+    has = used > 0
+    exclude = policy == "exclude"
+    if rule == "first":
+        first = rule_counts["first_answered_outcome" if exclude else "first_outcome"]
+        values[has] = np.where(np.isnan(first[has]), 0.0, first[has])
+        taken[has] = 1
+    elif rule == "best_of_k":
+        kk = int(k or 1)
+        hits = rule_counts[f"answered_passes_in_first_{kk}" if exclude else f"passes_in_first_{kk}"]
+        values[has] = (hits[has] > 0).astype(np.float64)
+        taken[has] = np.minimum(used[has], kk)
+    else:
+        n, c = used[has], passes[has]
+        if rule == "majority":
+            values[has] = (2 * c > n).astype(np.float64)
+        elif rule in ("pass_at_k", "pass_hat_k"):
+            estimator = pass_at if rule == "pass_at_k" else pass_hat
+            pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
+            table = np.array([estimator(int(a), int(b), int(k or 1)) for a, b in pairs], dtype=np.float64)
+            values[has] = table[np.asarray(inverse).reshape(-1)]
+        elif rule == "mean":
+            values[has] = c.astype(np.float64) / n
+        else:
+            raise ValueError(f"the attempt rule {rule!r} does not run on a case table")
+        taken[has] = n
+    return CaseOutcomes(values=values, attempts=taken, rule=rule, k=k)
+
+
+def micros_range(first: np.ndarray, last: np.ndarray) -> tuple[_dt.datetime, _dt.datetime] | None:
+    """The run dates of the attempts: earliest first time, latest last time (None without any)."""
+    a, b = first[first != _NO_TIME], last[last != _NO_TIME]
+    if not a.size or not b.size:
+        return None
+    return (_EPOCH + _dt.timedelta(microseconds=int(a.min())), _EPOCH + _dt.timedelta(microseconds=int(b.max())))

@@ -1,0 +1,221 @@
+"""Read a pre-aggregated case table (``data.format: case_table``) and check it as attempt rows are checked.
+
+One row per candidate × case (× model version) with the attempt counts the plan's attempt
+rule needs and the case's attributes (the columns: :mod:`evalspec.plan.case_table`,
+``docs/case_table.md``). :func:`load_case_table` reads it with the same readers as attempt
+rows (JSONL, CSV, Parquet, a partitioned folder, an object-store URI), types it and makes the
+checks the attempt rows get where counts can carry them: every candidate has rows, one row per
+candidate and case, a case's cluster the same for every candidate, no duplicate attempt,
+model versions, required metadata, repeats against the plan, missing outcomes against the
+policy, unpaired cases. Non-fatal findings are worded as for attempt rows, so a case table
+reduced from the same rows gives the same claim. :meth:`CaseTable.outcomes` is the attempt
+rule on counts: the same case outcomes :func:`evalspec.attempts.reduce_attempts` gives from the
+rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalspec.errors import Diagnostic, InputError
+from evalspec.plan.case_table import CaseColumn, case_table_columns
+from evalspec.results.case_model import CaseTable
+from evalspec.results.table import FileInfo, _label, _labels, factorize, located, missing_mask, times_micros
+
+__all__ = ["CaseTable", "load_case_table"]
+
+_NO_TIME = np.iinfo(np.int64).min
+
+
+class _Rows:
+    """Where each case-table row sits (file and row), for located messages."""
+
+    def __init__(self, raws: list[Any]) -> None:
+        self.displays = [r.display for r in raws]
+        self.file_idx = np.concatenate([np.full(r.rows, j, dtype=np.int32) for j, r in enumerate(raws)])
+        self.line = np.concatenate([r.lines for r in raws])
+
+    def where(self, i: int) -> tuple[str, int]:
+        return self.displays[int(self.file_idx[i])], int(self.line[i])
+
+
+def load_case_table(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> CaseTable:
+    """Read, type and check the case table ``plan`` names; raise :class:`InputError` on bad input."""
+    from evalspec.limits import MAX_CASE_CELLS
+    from evalspec.results import read_all
+    from evalspec.results.adapters.graders import grader_limits
+
+    as_tables = plan.model_copy(update={"data": plan.data.model_copy(update={"format": "auto"})})
+    raws = read_all(as_tables, plan_path, plan_diagnostic)
+    total = sum(r.rows for r in raws)
+    where_all = ", ".join(r.display for r in raws)
+    if total > MAX_CASE_CELLS:  # a row is a cell of candidates x cases
+        _too_many(where_all, f"the case table holds {total:,} rows")
+    columns = _columns(raws, plan, plan_diagnostic)
+    rows = _Rows(raws) if raws else None
+    typed = _Typed(plan, columns, rows, total)
+    table = typed.build([FileInfo(path=r.display, sha256=r.sha256, rows=r.rows, format="case_table",
+                                  location=r.location) for r in raws], where_all)
+    table.detected.extend(grader_limits(plan, raws))
+    return table
+
+
+def _too_many(where: str, what: str) -> None:
+    from evalspec.limits import MAX_CASE_CELLS
+
+    message = f"{what}, more than the {MAX_CASE_CELLS:,} cells (candidates x cases) evalspec analyses in one run"
+    raise InputError(f"{where}: {message}", [Diagnostic(
+        file=where, message=message, hint="analyse a preregistered sample of the cases, or split the study")])
+
+
+def _columns(raws: list[Any], plan: Any, plan_diagnostic: Any) -> dict[str, np.ndarray]:
+    """The columns of every file concatenated; a column the plan's table needs but lacks is located."""
+    from evalspec.results.table import concat_columns, names_hint
+
+    wanted = case_table_columns(plan)
+    problems: list[Diagnostic] = []
+    names: dict[str, None] = {}
+    for r in raws:
+        names.update(dict.fromkeys(r.columns))
+    for col in wanted:
+        lacking = [r.display for r in raws if col.name not in r.columns]
+        if not lacking:
+            continue
+        message = f"the case table has no column {col.name!r} ({col.meaning})"
+        hint = (f"columns found: {names_hint(names)}; `evalspec reduce-sql` writes every column this plan's case "
+                "table needs (docs/case_table.md)")
+        if col.key is not None and plan_diagnostic is not None and len(lacking) == len(raws):
+            problems.append(plan_diagnostic(col.key, message, got=col.name, hint=hint))
+        else:
+            problems.append(Diagnostic(file=lacking[0], key=col.name, message=message, hint=hint))
+    if problems:
+        raise InputError("the case table lacks columns the plan needs", problems)
+    return {c.name: concat_columns([r.columns[c.name] for r in raws]) if raws else np.zeros(0, dtype=object)
+            for c in wanted}
+
+
+class _Typed:
+    """Typing and checks of the concatenated case table (all problems of one stage at once)."""
+
+    def __init__(self, plan: Any, columns: dict[str, np.ndarray], rows: _Rows | None, n: int) -> None:
+        self.plan, self.cols, self.rows, self.n = plan, columns, rows, n
+        self.problems: list[Diagnostic] = []
+        self.spec: dict[str, CaseColumn] = {c.name: c for c in case_table_columns(plan)}
+
+    def where(self, i: int) -> tuple[str, int]:
+        assert self.rows is not None
+        return self.rows.where(i)
+
+    def flag(self, bad: np.ndarray, key: str, message: str, hint: str | None = None,
+             values: np.ndarray | None = None) -> None:
+        idx = np.flatnonzero(bad)
+        if idx.size:
+            self.problems += located(self, idx, key, message, values=values, hint=hint)
+
+    def raise_problems(self, what: str) -> None:
+        if self.problems:
+            raise InputError(f"{len(self.problems)} problem(s) in the case table: {what}", self.problems)
+
+    # -- typing ---------------------------------------------------------------------------
+    def integers(self, name: str) -> np.ndarray:
+        col = self.cols[name]
+        codes, uniq = factorize(col)
+        parsed = [_whole(u) for u in uniq.tolist()]
+        ok = np.array([p is not None for p in parsed] + [False], dtype=bool)
+        self.flag(~ok[codes], name, f"{name} must be a whole number of 0 or more", values=col,
+                  hint=self.spec[name].meaning)
+        return np.array([-1 if p is None else p for p in parsed] + [-1], dtype=np.int64)[codes]
+
+    def outcome(self, name: str) -> np.ndarray:
+        col = self.cols[name]
+        codes, uniq = factorize(col)
+        parsed = [_outcome(u) for u in uniq.tolist()]
+        ok = np.array([p is not None for p in parsed] + [True], dtype=bool)
+        self.flag(~ok[codes], name, f"{name} must be 1 (pass), 0 (fail) or empty", values=col,
+                  hint=self.spec[name].meaning)
+        return np.array([np.nan if p is None else p for p in parsed] + [np.nan], dtype=np.float64)[codes]
+
+    def times(self, name: str) -> np.ndarray:
+        col = self.cols[name]
+        codes, uniq = factorize(col)
+        micros = times_micros(uniq)
+        bad = (micros == _NO_TIME) & ~missing_mask(uniq)
+        self.flag(np.append(bad, False)[codes], name, f"{name} is not a time (ISO 8601)", values=col,
+                  hint="write times like 2026-10-01T12:00:00Z, or store a timestamp")
+        return np.append(micros, _NO_TIME)[codes]
+
+    def candidates(self) -> np.ndarray:
+        key = self.plan.data.columns.candidate
+        col = self.cols[key]
+        names = list(self.plan.candidates)
+        codes, uniq = factorize(col)
+        labels = [None if m else _label(u) for u, m in zip(uniq.tolist(), missing_mask(uniq).tolist())]
+        remap = np.array([-2 if lab is None else names.index(lab) if lab in names else -1 for lab in labels] + [-2],
+                         dtype=np.int64)
+        cand = remap[codes]
+        unknown = sorted({lab for lab, c in zip(labels, remap[:-1].tolist()) if c == -1 and lab is not None})
+        self.flag(cand == -1, key, f"unknown candidate {', '.join(map(repr, unknown))}; the plan's candidates are "
+                  f"{', '.join(names)}", values=col, hint="name a candidate of the plan, or map it in "
+                  "data.candidate_names")
+        self.flag(cand == -2, key, "the row names no candidate", hint="fill in the candidate")
+        return cand
+
+    def labels(self, key: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+        col = self.cols[key]
+        codes, labels, miss = _labels(col)
+        self.flag(miss, key, f"the row has no {what}", values=col, hint=f"every row needs its {what}")
+        return codes, labels
+
+    # -- the table --------------------------------------------------------------------------
+    def build(self, files: list[FileInfo], where_all: str) -> CaseTable:
+        from evalspec.limits import MAX_CASE_CELLS
+
+        plan = self.plan
+        cand = self.candidates()
+        case, case_ids = self.labels(plan.units.case, "case id")
+        if len(case_ids) * len(plan.candidates) > MAX_CASE_CELLS:
+            _too_many(where_all, f"{len(case_ids):,} cases for {len(plan.candidates)} candidates")
+        cluster = cluster_ids = None
+        if plan.units.cluster is not None:
+            cluster, cluster_ids = self.labels(plan.units.cluster, "cluster id")
+        counts = {name: self.integers(name) for name, c in self.spec.items() if c.type == "integer"}
+        rule = {name: self.outcome(name) for name, c in self.spec.items() if c.type == "outcome"}
+        times = {name: self.times(name) for name, c in self.spec.items() if c.type == "timestamp"}
+        self.raise_problems("values that cannot be read")
+        from evalspec.results.case_checks import check_case_table
+
+        return check_case_table(self, files, where_all, cand=cand, case=case, case_ids=case_ids, cluster=cluster,
+                                cluster_ids=cluster_ids, counts=counts, rule=rule, times=times)
+
+
+def _whole(value: Any) -> int | None:
+    """A whole number >= 0 (``3``, ``3.0``, ``"3"``), else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.isdigit():
+            return None
+        value = int(text)
+    if isinstance(value, (int, np.integer)):
+        return int(value) if value >= 0 else None
+    if isinstance(value, (float, np.floating)) and float(value).is_integer() and value >= 0:
+        return int(value)
+    return None
+
+
+def _outcome(value: Any) -> float | None:
+    """1.0 / 0.0, NaN when empty, None when unreadable."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return np.nan
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value) if value in (0, 1) else None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        return {"1": 1.0, "0": 0.0, "true": 1.0, "false": 0.0, "": np.nan}.get(text)
+    return None

@@ -1,0 +1,173 @@
+"""A pre-aggregated case table (``data.format: case_table``): the same claim as the attempt rows it reduces.
+
+The study of :mod:`tests.results.case_table_study` is run from its attempt rows and from the
+case table evalspec reduces them to; every part of the claim but the plan's data block, the
+data fingerprint and the command is byte-identical, for every attempt rule counts serve and
+both missing-outcome policies that run. Then the plan rule (what a table of counts cannot
+serve is refused at ``validate``, at its line), and bad case tables (located errors).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from evalspec.errors import InputError, PlanInvalid
+from tests.results.case_table_study import (as_case_table_plan, assert_same_claims, plan_text, reference_case_table,
+                                            write_study)
+
+
+@pytest.fixture(autouse=True)
+def _fixed_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+
+
+@pytest.mark.parametrize(("rule", "policy"), [
+    ("first", "count_as_fail"), ("first", "exclude"), ("best_of_k", "count_as_fail"), ("best_of_k", "exclude"),
+    ("majority", "exclude"), ("mean", "count_as_fail"), ("pass_at_k", "exclude"), ("pass_hat_k", "count_as_fail"),
+])
+def test_case_table_gives_the_attempt_rows_claim(tmp_path: Path, rule: str, policy: str) -> None:
+    folder = write_study(tmp_path, rule, policy)
+    pq.write_table(reference_case_table(folder), folder / "cases.parquet")
+    assert_same_claims(folder)
+
+
+def test_beta_binomial_reads_counts_alike(tmp_path: Path) -> None:
+    folder = write_study(tmp_path, "first", "exclude", analyses="""  - {kind: proportion}
+  - {kind: beta_binomial, draws: 1000, grid_points: 32, seed: 1}""")
+    pq.write_table(reference_case_table(folder), folder / "cases.parquet")
+    assert_same_claims(folder)
+
+
+def test_a_case_table_as_jsonl_or_csv_reads_alike(tmp_path: Path) -> None:
+    folder = write_study(tmp_path)
+    table = reference_case_table(folder)
+    import pyarrow.csv as pcsv
+
+    pcsv.write_csv(table, folder / "cases.csv")
+    (folder / "plan_csv.yaml").write_text(as_case_table_plan(plan_text(), "cases.csv"))
+    assert_same_claims(folder, "plan_csv.yaml")
+
+
+def _validate(tmp_path: Path, text: str) -> PlanInvalid:
+    from evalspec.plan import load_plan
+
+    path = tmp_path / "plan.yaml"
+    path.write_text(text)
+    with pytest.raises(PlanInvalid) as err:
+        load_plan(path)
+    return err.value
+
+
+@pytest.mark.parametrize(("analysis", "words"), [
+    ("{kind: run_variation}", "each attempt's outcome"),
+    ("{kind: clustered_mean}", "each attempt's score"),
+    ("{kind: sequential_difference, compare: [A, B]}", "timestamp"),
+])
+def test_kinds_that_read_attempt_rows_are_refused_at_their_line(tmp_path: Path, analysis: str, words: str) -> None:
+    text = as_case_table_plan(plan_text(analyses=f"  - {{kind: proportion}}\n  - {analysis}"))
+    err = _validate(tmp_path, text)
+    found = [d for d in err.diagnostics if d.key == "analyses[1].kind"]
+    assert found and "cannot run on a case table" in found[0].message and words in found[0].message
+    assert found[0].line == text.splitlines().index(f"  - {analysis}") + 1
+
+
+def test_majority_answer_is_refused_at_the_rule(tmp_path: Path) -> None:
+    text = as_case_table_plan(plan_text()).replace("rule: first", "rule: majority_answer\n  answer: ans\n  target: tgt")
+    err = _validate(tmp_path, text)
+    assert any(d.key == "attempts.rule" and "answers" in d.message for d in err.diagnostics)
+
+
+def test_a_column_named_like_a_count_is_refused(tmp_path: Path) -> None:
+    text = as_case_table_plan(plan_text()).replace("critical: crit", "critical: passes")
+    err = _validate(tmp_path, text)
+    assert any(d.key == "data.columns.critical" and "case table's own columns" in d.message for d in err.diagnostics)
+
+
+def _run_bad(tmp_path: Path, change) -> InputError:  # type: ignore[no-untyped-def]
+    from evalspec.run import run_plan
+
+    folder = write_study(tmp_path)
+    rows = reference_case_table(folder).to_pylist()
+    change(rows)
+    pq.write_table(pa.Table.from_pylist(rows), folder / "cases.parquet")
+    with pytest.raises(InputError) as err:
+        run_plan(folder / "plan_ct.yaml")
+    return err.value
+
+
+def test_a_second_row_for_a_candidate_and_case_is_located(tmp_path: Path) -> None:
+    err = _run_bad(tmp_path, lambda rows: rows.append(dict(rows[0])))
+    d = err.diagnostics[0]
+    assert "duplicate (candidate, case)" in d.message and "cases.parquet" in d.message
+    assert d.line == 121  # the appended row (Parquet rows count from 1)
+
+
+def test_two_versions_of_one_case_are_refused_with_why(tmp_path: Path) -> None:
+    def change(rows: list) -> None:
+        rows.append({**rows[0], "ver": "v2"})
+
+    err = _run_bad(tmp_path, change)
+    assert any("two versions" in d.message for d in err.diagnostics)
+
+
+@pytest.mark.parametrize(("column", "value", "words"), [
+    ("duplicate_attempts", 1, "the same attempt appears twice"),
+    ("passes", 9, "more passes than attempts"),
+    ("attempts", 7, "more attempts kept than the 4 planned"),
+    ("unreadable", 2, "could not be read"),
+    ("first_outcome", 0.5, "must be 1 (pass), 0 (fail) or empty"),
+    ("missing", "x", "whole number"),
+])
+def test_impossible_counts_are_located(tmp_path: Path, column: str, value: object, words: str) -> None:
+    def change(rows: list) -> None:
+        if isinstance(value, str):
+            for r in rows:
+                r[column] = str(r[column])
+        rows[5][column] = value
+
+    err = _run_bad(tmp_path, change)
+    hit = [d for d in err.diagnostics if d.line == 6]
+    assert hit and any(words in d.message for d in hit), [d.message for d in err.diagnostics]
+
+
+def test_a_missing_count_column_is_named(tmp_path: Path) -> None:
+    def change(rows: list) -> None:
+        for r in rows:
+            del r["extra_attempts"]
+
+    err = _run_bad(tmp_path, change)
+    assert "extra_attempts" in err.diagnostics[0].message
+
+
+def test_the_refusals_follow_the_policy(tmp_path: Path) -> None:
+    def change(rows: list) -> None:
+        for r in rows[:30]:
+            if r["model"] == "A":
+                r["missing"] = r["attempts"]
+                r["passes"] = 0
+                r["first_outcome"] = None
+
+    err = _run_bad(tmp_path, change)
+    assert any("above the plan's missing.max_fraction" in d.message for d in err.diagnostics)
+
+
+def test_reduce_sql_command_prints_sql_and_schema(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from evalspec.cli import cli
+
+    folder = write_study(tmp_path)
+    os.chdir(folder)
+    out = CliRunner().invoke(cli, ["reduce-sql", "plan_ct.yaml", "--dialect", "bigquery", "--from", "db.runs"])
+    assert out.exit_code == 0, out.output
+    assert "FROM db.runs" in out.output and "SAFE_CAST" in out.output and "`passes`" in out.output
+    schema = json.loads(CliRunner().invoke(cli, ["reduce-sql", "plan_ct.yaml", "--schema"]).output)
+    names = [c["name"] for c in schema["columns"]]
+    assert names[:2] == ["model", "case_id"] and "first_outcome" in names and "distinct_lang" in names
