@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic
-from evalspec.results.readers import CodedColumn
+from evalspec.results.values import CodedColumn
 from evalspec.results.table import _label, factorize, missing_mask
 
 __all__ = ["check_case_table"]
