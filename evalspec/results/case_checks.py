@@ -15,7 +15,8 @@ import numpy as np
 
 from evalspec.errors import Diagnostic
 from evalspec.results.values import CodedColumn
-from evalspec.results.table import _label, factorize, missing_mask
+from evalspec.labels import identifier_label as _label
+from evalspec.results.table import factorize, missing_mask
 
 __all__ = ["check_case_table"]
 

@@ -23,7 +23,8 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.plan.case_table import CaseColumn, case_table_columns
 from evalspec.results.case_model import CaseTable
-from evalspec.results.table import FileInfo, _label, _labels, factorize, located, missing_mask, times_micros
+from evalspec.labels import identifier_label as _label
+from evalspec.results.table import FileInfo, _labels, factorize, located, missing_mask, times_micros
 
 __all__ = ["CaseTable", "load_case_table"]
 

@@ -28,7 +28,7 @@ def _fixed_time(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(("rule", "policy"), [
     ("first", "count_as_fail"), ("first", "exclude"), ("best_of_k", "count_as_fail"), ("best_of_k", "exclude"),
-    ("majority", "exclude"), ("mean", "count_as_fail"), ("pass_at_k", "exclude"), ("pass_hat_k", "count_as_fail"),
+    ("majority", "count_as_fail"), ("mean", "count_as_fail"), ("pass_at_k", "exclude"), ("pass_hat_k", "count_as_fail"),
 ])
 def test_case_table_gives_the_attempt_rows_claim(tmp_path: Path, rule: str, policy: str) -> None:
     folder = write_study(tmp_path, rule, policy)
@@ -41,6 +41,19 @@ def test_beta_binomial_reads_counts_alike(tmp_path: Path) -> None:
   - {kind: beta_binomial, draws: 1000, grid_points: 32, seed: 1}""")
     pq.write_table(reference_case_table(folder), folder / "cases.parquet")
     assert_same_claims(folder)
+
+
+def test_unequal_attempts_under_majority_are_refused_with_why(tmp_path: Path) -> None:
+    """Under exclude, missing outcomes leave the two candidates different numbers of attempts on some cases; the
+    verdict must also hold with equal numbers, which counts cannot give: the run refuses, at the rule."""
+    from evalspec.run import run_plan
+
+    folder = write_study(tmp_path, "majority", "exclude")
+    pq.write_table(reference_case_table(folder), folder / "cases.parquet")
+    with pytest.raises(InputError) as err:
+        run_plan(folder / "plan_ct.yaml")
+    d = err.value.diagnostics[0]
+    assert d.key == "attempts.rule" and "different numbers of usable attempts" in d.message
 
 
 def test_a_case_table_as_jsonl_or_csv_reads_alike(tmp_path: Path) -> None:
