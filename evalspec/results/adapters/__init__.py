@@ -305,7 +305,7 @@ def apply_plan(raws: list[Any], plan: Any) -> list[Any]:
             if hit.any():
                 for v in col[hit]:
                     counts[_text(v)] = counts.get(_text(v), 0) + 1
-                new = col.copy()
+                new = np.array(col, dtype=object)  # a plain copy: a coded column's copy keeps its old codes
                 new[hit] = None
                 cols[out_col] = new
                 changed = True
