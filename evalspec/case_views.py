@@ -9,8 +9,8 @@ the same names, for ``evalspec.run.case_evidence``:
   of counts is changed so and the attempt rule applied again, as the attempt-row view does;
 * ``missing_against_candidate`` — that, and the baseline's missing attempts (under ``exclude``)
   counted as passes, with one passing attempt on every case the candidate has and the baseline
-  lacks. Under ``best_of_k`` counts cannot say whether a missing attempt is among the first
-  ``k`` of a case whose kept passes there are none, so such a case makes it unavailable;
+  lacks (under ``best_of_k``, ``missing_in_first_K`` says whether a missing attempt is among the
+  first ``k``);
 * ``equal_attempts`` — the candidate and the baseline cut to the same number of attempts under
   a rule whose outcome depends on it (``best_of_k``, ``majority``). Counts do not say which of a
   case's attempts passed, so the cut cannot be made: when the two have different numbers of
@@ -118,27 +118,26 @@ class CaseTableReadings:
         unrun = np.flatnonzero((c.attempts[j] > 0) & ~(c.attempts[b] > 0))
         if not nan.any() and unrun.size == 0:
             return None
-        rule, k = ctx.outcomes.rule, ctx.outcomes.k
-        hit = f"passes_in_first_{int(k or 1)}"
-        unknown = nan & (c.rules[hit][b] == 0) & (c.attempts[b] > int(k or 1)) if rule == "best_of_k" else nan & False
-        if unknown.any():  # (with at most k attempts kept, a missing one is among the first k)
-            raise ReadingUnavailable(
-                f"the verdict must also hold with {baseline}'s missing outcomes counted as passes; under rule best_of_k "
-                f"that depends on whether a missing attempt is among the first {k} of {int(unknown.sum())} case(s), "
-                "which a case table does not say")
+        k = int(ctx.outcomes.k or 1)
+        hit, gap = f"passes_in_first_{k}", f"missing_in_first_{k}"
         # the baseline's missing attempts pass: under exclude the rule reads every attempt of it again
         c.passes[b] = np.where(nan, c.passes[b] + c.missing[b], c.passes[b])
         first = c.rules.get("first_outcome")
         if first is not None:
             first[b] = np.where(nan & np.isnan(first[b]), 1.0, first[b])
+            if "first_answered_outcome" in c.rules:
+                c.rules["first_answered_outcome"][b] = np.where(nan, first[b], c.rules["first_answered_outcome"][b])
         if hit in c.rules:
-            c.rules[hit][b] = np.where(nan & (c.rules[hit][b] == 0), 1.0, c.rules[hit][b])
+            if gap not in c.rules and (nan & (c.rules[hit][b] == 0)).any():
+                raise ReadingUnavailable(f"the verdict must also hold with {baseline}'s missing outcomes counted as "
+                                         f"passes, and the case table has no {gap} column to tell whether a missing "
+                                         f"attempt is among the first {k}")
+            if gap in c.rules:
+                c.rules[hit][b] = np.where(nan, c.rules[hit][b] + c.rules[gap][b], c.rules[hit][b])
+                c.rules[gap][b] = np.where(nan, 0.0, c.rules[gap][b])
+            if f"answered_{hit}" in c.rules:
+                c.rules[f"answered_{hit}"][b] = np.where(nan, c.rules[hit][b], c.rules[f"answered_{hit}"][b])
         c.missing[b] = np.where(nan, 0, c.missing[b])
-        if "first_answered_outcome" in c.rules and first is not None:
-            c.rules["first_answered_outcome"][b] = np.where(nan, first[b], c.rules["first_answered_outcome"][b])
-        answered = f"answered_{hit}"
-        if answered in c.rules:
-            c.rules[answered][b] = np.where(nan, c.rules[hit][b], c.rules[answered][b])
         c.add_attempt(b, unrun, passed=True)
         changed = nan.copy()
         changed[unrun] = True

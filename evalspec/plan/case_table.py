@@ -80,6 +80,8 @@ def _rule_columns(plan: Any) -> list[CaseColumn]:
         if both:
             out.append(CaseColumn(f"answered_passes_in_first_{k}", "integer", f"passes among the {k} lowest-numbered "
                                   "kept attempts that have an outcome"))
+            out.append(CaseColumn(f"missing_in_first_{k}", "integer", f"attempts without an outcome among the {k} "
+                                  "lowest-numbered kept attempts"))
     return out
 
 
@@ -171,7 +173,8 @@ def refusals(view: Any) -> Iterable[Issue]:
                         f"{why}", "read the attempt rows (data.format: parquet, jsonl or csv), or leave this analysis "
                         "out", a.kind)
     for col, path in _plan_names(view).items():
-        if col in RESERVED or col.startswith(("distinct_", "passes_in_first_", "answered_passes_in_first_")):
+        if col in RESERVED or col.startswith(("distinct_", "passes_in_first_", "answered_passes_in_first_",
+                                              "missing_in_first_")):
             yield Issue(path, f"column {col!r} has the name of one of the case table's own columns",
                         "rename the column in the case table and here (docs/case_table.md lists the names)", col)
 

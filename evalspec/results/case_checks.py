@@ -63,7 +63,7 @@ def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarr
                       passes=_matrix(cand, case, counts["passes"], len(names), len(case_ids)),
                       rule_counts={k: _matrix(cand, case, v, len(names), len(case_ids), fill=np.nan)
                                    for k, v in {**rule, **{c: counts[c].astype(np.float64) for c in counts
-                                                           if "passes_in_first_" in c}}.items()})
+                                                           if "_in_first_" in c}}.items()})
     table.versions_seen = seen
     table.deviations += t.version_deviations
     table.detected += t.version_detected
@@ -163,6 +163,9 @@ def _counts_agree(t: Any, counts: dict[str, np.ndarray], rule: dict[str, np.ndar
             t.flag(np.isnan(values) & (miss < att), name, "first_answered_outcome is empty, but some attempt has an "
                    "outcome")
     k = int(t.plan.attempts.k or 1)
+    if f"missing_in_first_{k}" in counts:
+        t.flag(counts[f"missing_in_first_{k}"] > np.minimum(miss, k), f"missing_in_first_{k}",
+               f"missing_in_first_{k} exceeds the missing outcomes, or the {k} attempts it counts")
     for name in (f"passes_in_first_{k}", f"answered_passes_in_first_{k}"):
         if name in counts:
             t.flag((counts[name] > passes) | (counts[name] > np.minimum(att, k)), name,

@@ -69,6 +69,8 @@ def reduce_rows(tidy: Any, plan: Any) -> Any:
             out[col.name] = _first(passed, group, answered & (answered_rank == 0), n_groups)
         elif col.name.startswith("passes_in_first_"):
             out[col.name] = per_group(kept & (rank < int(plan.attempts.k or 1)) & (passed >= 1.0))
+        elif col.name.startswith("missing_in_first_"):
+            out[col.name] = per_group(kept & (rank < int(plan.attempts.k or 1)) & miss)
         elif col.name.startswith("answered_passes_in_first_"):
             out[col.name] = per_group(answered & (answered_rank < int(plan.attempts.k or 1)) & (passed >= 1.0))
     if tidy.timestamp is not None:

@@ -163,6 +163,7 @@ def reduce_sql(plan: Any, *, source: str = "results", dialect: str = "duckdb") -
         f"passes_in_first_{k}": f"SUM(CASE WHEN c_rank <= {min(k, planned)} AND c_outcome = 1 THEN 1 ELSE 0 END)",
         f"answered_passes_in_first_{k}": f"SUM(CASE WHEN {kept} AND c_answered <= {k} AND c_outcome = 1 THEN 1 ELSE 0 "
                                          "END)",
+        f"missing_in_first_{k}": f"SUM(CASE WHEN c_rank <= {min(k, planned)} AND c_outcome IS NULL THEN 1 ELSE 0 END)",
         "first_time": "MIN(c_time)",
         "last_time": "MAX(c_time)",
     })
