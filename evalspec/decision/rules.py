@@ -220,17 +220,17 @@ class Decider:
         self.estimand = guard.check
         self.caveats += guard.caveats
         self.reasons += words.reasons
-        self.change += words.change
-        if guard.overrule:
+        if guard.overrule:  # the table's "what would change it" is about a verdict that does not stand
             return self._overruled(p, verdict, guard.overrule, guard.overruled_by)
         if p.confidence_level < self.level - 1e-9:
             return self._below_level(p, verdict)
+        self.change += words.change
         self.not_close = words.not_close
         self.label = words.label
         return self.finish(verdict, words.headline)
 
     def _views(self) -> dict[str, tuple[str, str, PrimaryInterval | None]]:
-        """The verdict the whole decision reaches on each alternative reading of the results (no guard there)."""
+        """The verdict the whole decision reaches on each alternative reading of the results (no further readings)."""
         from dataclasses import replace
 
         out: dict[str, tuple[str, str, PrimaryInterval | None]] = {}

@@ -457,3 +457,11 @@ def test_a_sequence_that_would_stop_says_so_only_when_the_verdict_stands(tmp_pat
     assert d["sequential"]["action"] == "stop_decided"
     assert d["verdict"] == "inconclusive"
     assert any("'stop: decided') does not stand" in r for r in d["reasons"])
+
+
+def test_an_overruled_verdict_keeps_no_advice_of_the_verdict_it_replaced(tmp_path: Path) -> None:
+    pattern = [(1, 0)] * 40 + [(0, 1)] * 10 + [(1, 1)] * 250 + [(0, 0)] * 60 + [("absent", 1)] * 40
+    d = run(study(tmp_path, rows_of(pattern)))["decision"]
+    assert d["verdict"] == "inconclusive"
+    assert not any("reopen the decision" in c for c in d["what_would_change"])
+    assert any("rerun them" in c for c in d["what_would_change"])
