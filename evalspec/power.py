@@ -77,6 +77,7 @@ class PowerReport:
     worth_acting_on: dict[str, float] | None = None
     method: str = "Miller (2024) eq. 9"
     critical: dict[str, Any] | None = None
+    simulation: dict[str, int] | None = None  # {"studies", "seed"} when the power was simulated (unequal sizes)
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -110,6 +111,7 @@ class _Rule:
     needed: Callable[[float], int | None]
     detectable: Callable[[int, float], float]
     chance: Callable[[int, float, float], float]
+    simulated: bool = False
 
 
 def _normal_rule(delta: float, a: Assumptions, deff: float, kw: dict[str, Any]) -> _Rule:
@@ -169,7 +171,7 @@ def _simulated_rule(delta: float, a: Assumptions, m: float, kw: dict[str, Any]) 
         needed=lambda pw: simulated_clusters_needed(delta, pw, start=clusters_needed(  # type: ignore[arg-type]
             delta, a.omega2, cluster_size=m, icc=a.icc, power=pw, **kw), **sim),
         detectable=lambda g, pw: detectable_from_bounds(bounds(g), pw),
-        chance=lambda g, d, thr: power_from_bounds(bounds(g), d, thr))
+        chance=lambda g, d, thr: power_from_bounds(bounds(g), d, thr), simulated=True)
 
 
 #: Seed of the power simulation for unequal cluster sizes (recorded in the report's method).
@@ -264,6 +266,10 @@ def assess(plan: Any, assumptions: Assumptions | None = None) -> PowerReport:
         kw_power = [(pw, pw) for pw in POWERS]
     rule, m, report.design_effect = _choose_rule(report.notes, plan.units.cluster, assumptions, delta, kw)
     report.method = rule.method
+    if rule.simulated:
+        from evalspec.stats.power_simulation import DEFAULT_STUDIES
+
+        report.simulation = {"studies": DEFAULT_STUDIES, "seed": SIMULATION_SEED}
     _fill_units(report, rule, m, clustered, kw_power, delta)
     if plan.attempts.rule not in ("first", "mean"):
         report.notes.append(f"The attempt rule {plan.attempts.rule!r} does not average attempts; the per-case variance "

@@ -126,6 +126,7 @@ def test_plan_input_is_used_recorded_and_worded(tmp_path: Path) -> None:
     spread = assess(_load(_plan(tmp_path, power=power + "  cluster_size_cv: 1.2\n")))
     assert spread.needed["80%"]["clusters"] > equal.needed["80%"]["clusters"]
     assert "simulation" in spread.method and f"seed {SIMULATION_SEED}" in spread.method
+    assert spread.simulation == {"studies": 2000, "seed": SIMULATION_SEED} and equal.simulation is None
     assert spread.to_dict() == assess(_load(_plan(tmp_path, power=power + "  cluster_size_cv: 1.2\n"))).to_dict()
     w = spread.worth_acting_on
     assert w is not None and w["if_true_gain_is_minimum"] <= 0.035 < w["gain_shown_if_true_gain_is_minimum"]
