@@ -78,8 +78,8 @@ def test_section_plots_are_found_by_the_kind_not_a_table() -> None:
 
     assert not hasattr(render, "SECTION_PLOTS")
     modules = [m.name for m in pkgutil.iter_modules(sections.__path__)]
-    assert sorted(modules) == ["background_temperature", "beta_binomial", "paired_difference", "proportion",
-                               "ranking", "slices"]
+    assert {"background_temperature", "beta_binomial", "paired_difference", "proportion", "ranking",
+            "slices"} <= set(modules)
     for name in modules:
         assert name in KIND_MODULES, f"evalspec/report/sections/{name}.py is named after no kind"
         assert sections.plotter(name) is importlib.import_module(f"evalspec.report.sections.{name}").section_plots
