@@ -26,8 +26,9 @@ EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/plan.yaml")
 def example_claims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """Claims of the committed examples, run from a clean copy.
 
-    The copy holds only tracked inputs (plan and results): a lock file or an ``out/`` folder
-    that the Quick start leaves in the checkout must not change the golden reports.
+    The copy holds only tracked inputs (plan and results): a lock file, an ``out/`` folder or
+    a ledger of looks (``.evalspec/``) that the Quick start or a test leaves in the checkout
+    must not change the golden reports.
     """
     import shutil
 
@@ -37,7 +38,7 @@ def example_claims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("examples-copy")
     for name in EXAMPLES:
         shutil.copytree(ROOT / "examples" / name, root / "examples" / name,
-                        ignore=shutil.ignore_patterns("out", "*.lock.json", "__pycache__"))
+                        ignore=shutil.ignore_patterns("out", ".evalspec", "*.lock.json", "__pycache__"))
     old = os.getcwd()
     os.chdir(root)
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
