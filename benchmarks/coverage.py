@@ -525,10 +525,31 @@ def render_markdown(grids: dict[str, list[CellResult]], reps: int, resamples: in
         "Durkalski VL, Palesch YY, Lipsitz SR, Rust PF (2003). Analysis of clustered matched-pair data. Statistics",
         "in Medicine 22:2417–2428. · Newcombe RG (1998). Improved confidence intervals for the difference between",
         "binomial proportions based on paired data. Statistics in Medicine 17:2635–2650. · Cameron AC, Miller DL",
-        "(2015). A practitioner's guide to cluster-robust inference. J Human Resources 50:317–372.",
+        "(2015). A practitioner's guide to cluster-robust inference. J Human Resources 50:317–372. · MacKinnon JG,",
+        "Webb MD (2017). Wild bootstrap inference for wildly different cluster sizes. J Applied Econometrics",
+        "32:233–254. · MacKinnon JG, Nielsen MØ, Webb MD (2023). Cluster-robust inference: a guide to empirical",
+        "practice. J Econometrics 232:272–299. · Carter AV, Schnepel KT, Steigerwald DG (2017). Asymptotic",
+        "behavior of a t-test robust to cluster heterogeneity. Review of Economics and Statistics 99:698–709. ·",
+        "Hall P (1992). On the removal of skewness by transformation. J Royal Statistical Society B 54:221–228.",
         "",
     ]
     return "\n".join(lines)
+
+
+#: The issue-18 sections of docs/coverage.md (from ``--grid informative / skew / tail / rare``, with their
+#: discussion) start here; a full rerun keeps them as they are, in front of the references.
+KEPT_SECTIONS = "## Informative, heavy-tailed cluster sizes (issue 18)"
+
+
+def keep_issue18_sections(new: str, old: str) -> str:
+    """``new`` (a full run's page) with the issue-18 sections of ``old`` put back before the references."""
+    start = old.find(KEPT_SECTIONS)
+    if start < 0:
+        return new
+    end = old.find("## References", start)
+    kept = old[start:end if end >= 0 else len(old)].rstrip() + "\n\n"
+    at = new.find("## References")
+    return new[:at] + kept + new[at:] if at >= 0 else new + "\n" + kept
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -590,7 +611,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out == "-":
         sys.stdout.write(text)
     else:
-        write_atomic(Path(args.out), text)
+        out = Path(args.out)
+        if out.is_file():  # the issue-18 sections come from the other grids: keep them (rerun those with --grid)
+            text = keep_issue18_sections(text, out.read_text(encoding="utf-8"))
+        write_atomic(out, text)
         print(f"wrote {args.out} in {time.perf_counter() - t0:.0f} s")
     return 0
 
