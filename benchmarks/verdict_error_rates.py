@@ -103,12 +103,46 @@ def missing(reps: int, n: int = 1000, d: float = 0.02, seed: int = 3) -> dict[st
     return {"worth_acting_on_interval_alone": plain / reps, "worth_acting_on_with_sensitivity": guarded / reps}
 
 
+def small_n(reps: int, sizes: tuple[int, ...] = (10, 20, 30), grid: int = 30) -> dict[str, float]:
+    """Exact one-sided error of the primary Newcombe interval at the superiority boundary (truth 0, d = 0).
+
+    Enumerates every 2x2 table of n paired cases (no simulation; ``reps`` is unused) under
+    p10 = p01 on a grid, concordant cases split 0/50/100 % between both-pass and both-fail, and
+    returns the largest P(lower bound > 0) over that grid, per n. Nominal: 2.5 %.
+    """
+    import math
+
+    from evalspec.stats.paired import paired_difference_interval
+
+    out = {}
+    for n in sizes:
+        worst = 0.0
+        for gi in range(1, grid):
+            p_disc = gi / grid / 2
+            rest = 1 - 2 * p_disc
+            for share in (0.0, 0.5, 1.0):
+                tot = 0.0
+                for b in range(n + 1):
+                    for c in range(n + 1 - b):
+                        r = n - b - c
+                        base = math.comb(n, b) * math.comb(n - b, c) * p_disc ** (b + c) * rest**r
+                        for a in range(r + 1):
+                            q = base * math.comb(r, a) * share**a * (1 - share) ** (r - a)
+                            if q < 1e-15:
+                                continue
+                            if paired_difference_interval(a, b, c, r - a, confidence_level=0.95).low > 0:
+                                tot += q
+                worst = max(worst, tot)
+        out[f"n={n}"] = worst
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("which", nargs="?", choices=("sequential", "order", "missing", "all"), default="all")
+    parser.add_argument("which", nargs="?", choices=("sequential", "order", "missing", "small_n", "all"), default="all")
     parser.add_argument("--reps", type=int, default=400)
     args = parser.parse_args(argv)
-    for name, fn in (("sequential", sequential), ("order", order), ("missing", missing)):
+    for name, fn in (("sequential", sequential), ("order", order), ("missing", missing), ("small_n", small_n)):
         if args.which in (name, "all"):
             t0 = time.perf_counter()
             result = fn(args.reps)
