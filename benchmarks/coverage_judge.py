@@ -162,9 +162,9 @@ def render_judge_section(reps: int) -> list[str]:
     out += ["", f"The cell of 100 labelled cases among 2,000 (clusters of 5), {long_reps} studies: one λ "
             f"{100 * long_cell['one'][0]:.1f} %, vector {100 * long_cell['vector'][0]:.1f} %, per candidate "
             f"{100 * long_cell['per_candidate'][0]:.1f} %, people only {100 * long_cell['people_only'][0]:.1f} % "
-            f"(± {100 * math.sqrt(0.05 * 0.95 / long_reps):.1f}). The half-point shortfall comes from the skewed "
-            "labelled term (most labelled differences are 0), not from the cluster variance (the bootstrap "
-            "falls short alike); it shrinks with more labelled cases.", "",
+            f"(± {100 * math.sqrt(0.05 * 0.95 / long_reps):.1f}). Where the judge's term enters (λ > 0) the interval "
+            "falls short of 95 % by up to about a point; people's labels alone (λ = 0) do not. The cluster "
+            "bootstrap falls short alike, so it is not the cluster-robust variance formula alone.", "",
             "## Ranks of judge-corrected pass rates (issue 25): simultaneous coverage (%)", "",
             "A judge biased per candidate (see `corrected_rank_cell`); share of studies in which every "
             "candidate's rank interval holds its true human-label rank, corrected (PPI++ per candidate, cluster "

@@ -214,3 +214,23 @@ def test_corrected_ranks_cover_the_true_ranking_when_the_judge_favours_some(desi
                                                         labelled=labelled)
     assert corrected >= 0.90  # nominal 95 %; 150 studies: 0.95 - 2.8 standard errors
     assert judge_only <= 0.2  # the judge's own ranking is confidently wrong
+
+
+def test_bootstrap_t_studentises_each_resample() -> None:
+    cl, y, f, lab = clustered(8, clusters=60)
+    y1 = np.where(lab, y[:, 0], np.nan)
+    t = ppi_bootstrap_interval(y1, f[:, 0], lab, clusters=cl, resamples=1000, seed=4, interval="t")
+    pct = ppi_bootstrap_interval(y1, f[:, 0], lab, clusters=cl, resamples=1000, seed=4)
+    robust = ppi_mean_interval(y1, f[:, 0], lab, clusters=cl)
+    assert t.low < robust.estimate < t.high and "bootstrap-t" in t.method and "percentile" in pct.method
+    assert (t.high - t.low) == pytest.approx(robust.high - robust.low, rel=0.25)
+    # by hand: the same resamples, each estimate studentised by its own cluster-robust SE
+    ids = np.unique(cl, return_inverse=True)[1]
+    T = cluster_totals(np.nan_to_num(y1), f[:, 0], lab, ids, np.zeros(cl.size, dtype=int), 60)
+    rng = np.random.default_rng(4)
+    W = rng.multinomial(60, np.full(60, 1 / 60), size=1000).astype(float)
+    est, _, psi = resampled(T, W, None)
+    z = (est - robust.estimate) / np.sqrt(np.sum(W * psi**2, axis=1))
+    se0 = math.sqrt(float(np.sum(resampled(T, np.ones((1, 60)), robust.lam)[2] ** 2)))
+    assert t.low == pytest.approx(robust.estimate - np.quantile(z, 0.975) * se0, abs=1e-12)
+    assert t.high == pytest.approx(robust.estimate - np.quantile(z, 0.025) * se0, abs=1e-12)
