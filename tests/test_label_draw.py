@@ -155,3 +155,24 @@ def test_the_audit_reproduces_a_claim_whose_plan_records_a_draw(tmp_path: Path) 
     audit = CliRunner().invoke(cli, ["audit", str(tmp_path / "out" / "claim.json")], env=env)
     line = next(x for x in audit.output.splitlines() if "Numbers reproduce" in x)
     assert line.strip().startswith("PASS"), audit.output
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(list("ab,\n\"#\r\x00 é") + ["case_id,doc\n", "case_id", "doc", "c1", "d1"]),
+                max_size=40).map("".join))
+def test_any_case_list_draws_or_is_refused_in_words(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    folder = tmp_path_factory.mktemp("fuzz")
+    (folder / "plan.yaml").write_text(PLAN % "", encoding="utf-8")
+    (folder / "cases.csv").write_text(text, encoding="utf-8")
+    run = CliRunner().invoke(cli, ["draw-labels", str(folder / "plan.yaml"), "--cases", str(folder / "cases.csv")])
+    assert run.exit_code in (0, 2), run.output
+    assert "Traceback" not in run.output
+    assert sorted(p.name for p in folder.iterdir()) in (["cases.csv", "plan.yaml"],
+                                                         ["cases.csv", "labelled.txt", "plan.yaml"])
+
+
+def test_the_draw_file_must_sit_beside_the_plan(tmp_path: Path) -> None:
+    for bad in ("../x.txt", "/etc/passwd", "C:x.txt"):
+        (tmp_path / "plan.yaml").write_text(PLAN % f", file: '{bad}', sha256: {'0' * 64}", encoding="utf-8")
+        out = CliRunner().invoke(cli, ["validate", str(tmp_path / "plan.yaml")]).output
+        assert "inside the plan's folder" in out, out

@@ -17,10 +17,13 @@ the error rates differ by ``material_error_gap`` or more between candidates, a c
 on the verdict: a judge-only comparison is then biased toward the candidate the judge
 favours.
 
-What the data cannot show: that the labelled cases were drawn at random. evalspec checks
-what it can: the labelled share against the plan's ``fraction``, and whether the judge's
-pass rate differs between labelled and unlabelled cases (a random draw makes them alike;
-``p < 0.01`` is a caveat); both caveats bear on the verdict when this analysis is primary.
+What the data cannot show: that the labelled cases were drawn at random. With a draw
+recorded in the plan (``labelled_subset.file``, written by ``evalspec draw-labels``, its
+SHA-256 in the plan) the labelled cases are compared with the drawn ones; without one a
+caveat says nothing shows it. Always: the labelled share against the plan's ``fraction``,
+and whether the judge's pass rate differs between labelled and unlabelled cases (a random
+draw makes them alike; ``p < 0.01`` is a caveat). These caveats bear on the verdict when this
+analysis is primary.
 
 With ``primary: true`` the corrected paired interval is the one the decision reads (then no
 ``paired_difference`` may be primary). It is uninformative with fewer than
@@ -32,7 +35,15 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from evalspec.analyses.base import AnalysisParams, ConfidenceLevel
 from evalspec.analyses.contract import (
@@ -81,6 +92,18 @@ class LabelledSubset(BaseModel):
         "cases that carry a human label with it. Without it evalspec cannot check which cases were drawn.")
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = Field(
         None, description="SHA-256 of the draw file as written: the plan's hash (and its lock) covers the draw.")
+
+    @field_validator("file")
+    @classmethod
+    def _beside_the_plan(cls, v: str | None) -> str | None:
+        import pathlib
+
+        if v is None:
+            return v
+        parts = pathlib.PurePosixPath(v.replace("\\", "/")).parts
+        if not v.strip() or v.startswith(("/", "\\")) or ":" in v or ".." in parts:
+            raise ValueError("must be a file inside the plan's folder (a relative path without '..')")
+        return v
 
     @model_validator(mode="after")
     def _strata_for_stratified(self) -> LabelledSubset:

@@ -33,7 +33,13 @@ def _read_cases(path: Path, case_col: str, cluster_col: str | None,
     from evalspec.errors import Diagnostic, InputError
 
     text = read_text(path, what="case list") or ""
-    reader = csv.reader(io.StringIO(text))
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise InputError(f"{path}: not a readable CSV file", [Diagnostic(
+            file=str(path), message=f"not a readable CSV file ({exc})",
+            hint="one line of column names, then one case per line, separated by commas")]) from None
+    reader = iter(rows)
     header = next(reader, None)
     need = [c for c in (case_col, cluster_col, strata_col) if c is not None]
     if header is None or any(c not in [h.strip() for h in header] for c in need):
