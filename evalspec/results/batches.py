@@ -57,30 +57,37 @@ class Distinct:
         self.values: list[Any] = []
         self.parts: list[np.ndarray] = []
         self.rows = 0
+        self.start = 0
 
-    def add(self, codes: np.ndarray, uniques: np.ndarray, *, keep: bool = True) -> np.ndarray:
+    def add(self, codes: np.ndarray, uniques: np.ndarray) -> np.ndarray:
         """Add a batch given as ``codes`` into its ``uniques`` (None among them = missing); its global codes.
 
         Values are one value when they have the same type and compare equal (``1``, ``True`` and
-        ``"1"`` are three), as :class:`~evalspec.results.values.CodedColumn` merges them.
-        ``keep=False`` only counts the values (the codes are not kept for the column).
+        ``"1"`` are three), as :class:`~evalspec.results.values.CodedColumn` merges them. The
+        values first seen in this batch are ``values[start:]``, ``start`` the count before it.
         """
-        remap = np.full(len(uniques) + 1, -1, dtype=np.int64)
         index: dict[Any, int] = self.index
         values = self.values
-        for i, v in enumerate(uniques.tolist()):
-            if v is None:
-                continue
-            key = v if v.__class__ is str else (v.__class__, v)  # (a text never equals a tuple)
-            g = index.get(key)
-            if g is None:
-                g = index[key] = len(values)
-                values.append(v)
-            remap[i] = g
+        self.start = len(values)
+        vals = uniques.tolist()
+        texts = isinstance(uniques, Texts) or all(v.__class__ is str for v in vals)
+        keys = vals if texts else [v if v.__class__ is str else (v.__class__, v) for v in vals]  # (a text never
+        found = list(map(index.get, keys))  # equals a tuple)
+        if None in found:  # values not seen before (or a missing one)
+            for i, g in enumerate(found):
+                if g is None and vals[i] is not None:
+                    g = index.get(keys[i])  # (two values of this batch may read as one)
+                    if g is None:
+                        g = index[keys[i]] = len(values)
+                        values.append(vals[i])
+                    found[i] = g
+            found = [-1 if g is None else g for g in found]
+        remap = np.empty(len(found) + 1, dtype=np.int64)
+        remap[:-1] = found
+        remap[-1] = -1
         out = narrow_codes(remap[codes], len(values))
-        if keep:
-            self.parts.append(out)
-            self.rows += len(codes)
+        self.parts.append(out)
+        self.rows += len(codes)
         return out
 
     def add_missing(self, n: int) -> None:
@@ -101,20 +108,34 @@ class Distinct:
 
 @dataclass
 class Watch:
-    """Sees each batch of one column as it is read: ``check(distinct, codes, first_row, display, unit)``.
+    """A limit on the distinct values of one column over every file of a results set, checked as they are read.
 
-    ``codes`` are the batch's rows as codes into ``distinct`` (the values seen so far, in every
-    file of the results set: one watch is shared by all of them); ``first_row`` is the 1-based
-    line or row number of the batch's first row. The check raises to stop the read.
+    ``refuse(display, line, unit)`` builds the error raised at the first row of the value one
+    too many (``line``: its 1-based line or row number), so the read stops there. One watch is
+    shared by the files of a results set: ``earlier`` holds the values of the files read before.
     """
 
     column: str
-    check: Callable[[Distinct, np.ndarray, int, str, str], None]
-    distinct: Distinct = field(default_factory=Distinct)
+    limit: int
+    refuse: Callable[[str, int, str], Exception]
+    earlier: set[Any] = field(default_factory=set)
+    extra: int = 0  # values of the file being read that no earlier file had
 
-    def see(self, codes: np.ndarray, uniques: np.ndarray, first_row: int, display: str, unit: str) -> None:
-        """Give the watch one batch of its column."""
-        self.check(self.distinct, self.distinct.add(codes, uniques, keep=False), first_row, display, unit)
+    def see(self, dist: Distinct, codes: np.ndarray, first_row: int, display: str, unit: str) -> None:
+        """A batch of the column was added to ``dist`` (this file's values) as ``codes``."""
+        earlier = self.earlier
+        for g in range(dist.start, len(dist.values)):
+            v = dist.values[g]
+            if (v if v.__class__ is str else (v.__class__, v)) not in earlier:
+                self.extra += 1
+                if len(earlier) + self.extra > self.limit:
+                    row = int(np.flatnonzero(codes.astype(np.int64) == g)[0])
+                    raise self.refuse(display, first_row + row, unit)
+
+    def finish(self, dist: Distinct) -> None:
+        """The file was read to its end: its values are the earlier files' now."""
+        self.earlier.update(v if v.__class__ is str else (v.__class__, v) for v in dist.values)
+        self.extra = 0
 
 
 @dataclass
@@ -269,10 +290,10 @@ def _read(path: Path, fmt: str, display: str, head: bytes, header: list[str] | N
             if dist is None:
                 dist = columns[name] = Distinct()
                 dist.add_missing(rows)
-            dist.add(codes, uniques)
+            gcodes = dist.add(codes, uniques)
             w = watched.get(name)
             if w is not None:
-                w.see(codes, uniques, rows + first_line, display, unit)
+                w.see(dist, gcodes, rows + first_line, display, unit)
         for name, dist in columns.items():
             if name not in seen:
                 dist.add_missing(n)
@@ -314,7 +335,7 @@ def stream_table(path: Path, fmt: str, display: str, watches: list[Watch] | None
         try:
             columns, rows = _read(path, fmt, display, head, header, watches or [])
         except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
-            columns, rows = {}, -1
+            columns, rows = {}, -1  # the whole-file reader reads it (and the table checks the limits)
         except BaseException:  # a watch refused the read (or an interrupt): the rest is not read
             stop.set()
             raise
@@ -322,8 +343,13 @@ def stream_table(path: Path, fmt: str, display: str, watches: list[Watch] | None
             src = scanned.result()  # the scan's located error, if any, wins
     release_arrow_memory()
     if rows < 0 or src.head != head or not _same_rows(src, fmt, rows, header):
+        for w in watches or []:
+            w.extra = 0
         return None
     src.check_unchanged()
+    for w in watches or []:
+        if w.column in columns:
+            w.finish(columns[w.column])
     out = Streamed(columns={name: d.column() for name, d in columns.items()}, rows=rows, source=src)
     del columns
     _trim_heap()  # (10M rows: 580 MiB resident after the read without it, 390 with it)

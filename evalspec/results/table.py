@@ -491,14 +491,10 @@ def case_table_watch(plan: Any) -> Watch:
     at the first row of the case that is one too many (distinct case ids as written, over
     every file), before the rest of the input is read.
     """
-    max_cases = MAX_CASE_CELLS // max(1, len(plan.candidates))
+    def refuse(display: str, line: int, unit: str) -> InputError:
+        return case_table_refusal(display, line, unit, plan)
 
-    def check(distinct: Any, codes: np.ndarray, first_row: int, display: str, unit: str) -> None:
-        if len(distinct.values) > max_cases:
-            over = np.flatnonzero(codes.astype(np.int64) >= max_cases)
-            raise case_table_refusal(display, first_row + int(over[0] if over.size else 0), unit, plan)
-
-    return Watch(column=plan.units.case, check=check)
+    return Watch(column=plan.units.case, limit=MAX_CASE_CELLS // max(1, len(plan.candidates)), refuse=refuse)
 
 
 def case_table_refusal(display: str, line: int, unit: str, plan: Any) -> InputError:

@@ -172,3 +172,28 @@ def test_the_case_table_limit_stops_the_read_at_the_row(tmp_path: Path, monkeypa
     assert "this row names case 11: 2 candidate(s) x more than 10 cases" in str(exc.value)
     assert exc.value.diagnostics[0].line == 41
     assert max(seen) < len(rows)  # stopped early
+
+
+def test_the_case_table_limit_counts_cases_over_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cases named in two files are one case each; the refusal names the row of the 11th distinct case."""
+    from evalspec.results import batches, readers, table
+    from evalspec.run import run_plan
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(readers, "SMALL_FILE_BYTES", 0)
+    monkeypatch.setattr(batches, "BATCH_BYTES", 512)
+    monkeypatch.setattr(table, "MAX_CASE_CELLS", 20)
+
+    def rows(cases: range, repeats: tuple[int, int]) -> str:
+        return "".join(json.dumps({"candidate": c, "case_id": f"q{i:03d}", "doc": "d", "repeat": r, "passed": True,
+                                   "model_version": "v1", "ts": _TIMES[0]}) + "\n"
+                       for i in cases for c in ("A", "B") for r in repeats)
+
+    (tmp_path / "one.jsonl").write_text(rows(range(0, 8), (1, 2)))
+    (tmp_path / "two.jsonl").write_text(rows(range(4, 14), (3, 4)))  # q004-q007 again, then q008, q009, q010 (the 11th)
+    (tmp_path / "plan.yaml").write_text(plan_text('["one.jsonl", "two.jsonl"]'), encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        run_plan(tmp_path / "plan.yaml")
+    assert str(exc.value).startswith("two.jsonl:25: ")  # q010 is the 7th case of two.jsonl: 6 x 4 rows before it
+    monkeypatch.setattr(table, "MAX_CASE_CELLS", 28)  # 14 cases: runs
+    assert run_plan(tmp_path / "plan.yaml")["coverage"]["cases"]["total"] == 14
