@@ -23,7 +23,6 @@ ALLOWED: dict[str, str] = {
     "evalspec/results/adapters/lm_eval.py:_rows": "not split yet: the tool's row mapping (logs)",
     "evalspec/results/adapters/inspect_ai.py:_rows": "not split yet: the tool's row mapping (logs)",
     "evalspec/analyses/paired.py:_interval": "not split yet: one branch per interval method",
-    "evalspec/decision/rules.py:run": "not split yet: grew past 80 with issue 18's other readings (red team, decision/)",
     "evalspec/commands/run.py:run": "not split yet: the run command's outputs (workflow)",
     "evalspec/analyses/background_temperature.py:compute": "not split yet",
     "evalspec/stats/bootstrap.py:paired_cluster_bootstrap": "not split yet: resampling, interval and its checks",

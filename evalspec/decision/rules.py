@@ -146,9 +146,8 @@ class Decider:
             estimand=self.estimand, units=self.units, unit_name=self.unit_name)
 
     # -- the rules -------------------------------------------------------------------------
-    def run(self) -> DecisionRecord:
-        self._decision_caveats()
-        p = self.primary
+    def _state_reasons(self, p: PrimaryInterval | None) -> None:
+        """The first reasons: the interval, the confirmatory losses, the sequential status."""
         if p is not None and not p.informative:
             self.reasons.append(f"{p.candidate} minus {p.baseline}: {signed(p.estimate)} points, with no usable "
                                 "interval.")
@@ -166,6 +165,11 @@ class Decider:
         if self.sequential is not None:
             s = self.sequential
             self.reasons.append(f"Sequential design, look {s.look} of {s.planned_looks}: {s.message}")
+
+    def run(self) -> DecisionRecord:
+        self._decision_caveats()
+        p = self.primary
+        self._state_reasons(p)
 
         # 1. too few independent units (the primary interval's own count when it rests on fewer, e.g. the
         #    labelled clusters of a judge-corrected interval)
@@ -195,19 +199,7 @@ class Decider:
 
         # 4. an interval that cannot mean anything decides nothing
         if not p.informative:
-            why = p.why_uninformative or "the interval carries no information about the difference"
-            self.reasons.append(f"The interval cannot decide: {why}")
-            self.change.append("More independent units with disagreeing outcomes (new cases, and new clusters where "
-                               "cases share one) would give an interval that can decide.")
-            guard = check_estimand(p, self.primary_analysis, self.evidence, "inconclusive", self.dec.goal,
-                                   self.thresholds.minimum_improvement, self.thresholds.margin, self._views())
-            self.estimand = guard.check  # recorded; the verdict is inconclusive already
-            self.caveats += [c for c in guard.caveats if c.code in ("missing_sensitivity", "unequal_attempts")]
-            if not any(c.code == "uninformative_interval" for c in self.caveats):
-                self.caveats.append(Caveat(code="uninformative_interval", severity="verdict",
-                                           message=f"The primary interval is uninformative: {why}"))
-            return self.finish("inconclusive", f"Inconclusive: the evidence cannot separate {p.candidate} from "
-                               f"{p.baseline} ({why.rstrip('.')}).")
+            return self._uninformative(p)
 
         # 5. by goal, read from the verdict table; 6. the estimand guard may overrule it
         d, m = self.thresholds.minimum_improvement, self.thresholds.margin
@@ -228,6 +220,22 @@ class Decider:
         self.not_close = words.not_close
         self.label = words.label
         return self.finish(verdict, words.headline)
+
+    def _uninformative(self, p: PrimaryInterval) -> DecisionRecord:
+        """An interval that cannot mean anything decides nothing (the guard's readings are recorded, and said)."""
+        why = p.why_uninformative or "the interval carries no information about the difference"
+        self.reasons.append(f"The interval cannot decide: {why}")
+        self.change.append("More independent units with disagreeing outcomes (new cases, and new clusters where "
+                           "cases share one) would give an interval that can decide.")
+        guard = check_estimand(p, self.primary_analysis, self.evidence, "inconclusive", self.dec.goal,
+                               self.thresholds.minimum_improvement, self.thresholds.margin, self._views())
+        self.estimand = guard.check  # recorded; the verdict is inconclusive already
+        self.caveats += [c for c in guard.caveats if c.code in ("missing_sensitivity", "missing_both_sides", "unequal_attempts")]
+        if not any(c.code == "uninformative_interval" for c in self.caveats):
+            self.caveats.append(Caveat(code="uninformative_interval", severity="verdict",
+                                       message=f"The primary interval is uninformative: {why}"))
+        return self.finish("inconclusive", f"Inconclusive: the evidence cannot separate {p.candidate} from "
+                           f"{p.baseline} ({why.rstrip('.')}).")
 
     def _views(self) -> dict[str, tuple[str, str, PrimaryInterval | None]]:
         """The verdict the whole decision reaches on each alternative reading of the results (no further readings)."""
