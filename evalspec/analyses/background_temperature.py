@@ -213,15 +213,13 @@ def _gap_context(ctx: Any, params: BackgroundTemperatureParams, t_bg_text: str) 
                       spread_sd=sd, within_spread=within, sentence=sentence)
 
 
-def compute(ctx: Any, params: BackgroundTemperatureParams) -> Outcome:
-    """Estimate T_bg from the reference runs and the target's answers (see the module docstring)."""
+def _load(ctx: Any, params: BackgroundTemperatureParams) -> tuple[Any, list[Any], list[InputFile]]:
+    """``(target, references, input files)``, the prompts file checked against every reference; refused when unusable."""
     from evalspec.analyses.contract import AnalysisRefused
     from evalspec.errors import InputError
     from evalspec.tbg.data import load_reference, load_target
-    from evalspec.tbg.estimate import estimate_from_answers
 
     base = _base_dir(ctx)
-    level = float(params.confidence_level if params.confidence_level is not None else ctx.confidence_level)
 
     def at(p: str) -> Any:
         from pathlib import Path
@@ -248,6 +246,13 @@ def compute(ctx: Any, params: BackgroundTemperatureParams) -> Outcome:
             if r.manifest.get("prompts", {}).get("sha256") != prompt_sha:
                 raise AnalysisRefused(f"references: {name} was sampled from other prompts than {params.prompts}; "
                                       "sample the reference again from this prompts file")
+    return target, refs, inputs
+
+
+def _tables(refs: list[Any], target: Any, params: BackgroundTemperatureParams) -> list[tuple[str, Any]]:
+    """Each reference's answers by temperature (the plan's grid only, when it names one), labelled uniquely."""
+    from evalspec.analyses.contract import AnalysisRefused
+
     tables = []
     names = [r.name for r in refs]
     for r in refs:
@@ -259,30 +264,24 @@ def compute(ctx: Any, params: BackgroundTemperatureParams) -> Outcome:
             table = {float(t): table[float(t)] for t in params.grid}
         label = r.name if names.count(r.name) == 1 else f"{r.name} ({r.path})"
         tables.append((label, table))
-    try:
-        est = estimate_from_answers(tables, target.answers, metric=params.metric, k=params.k,
-                                    subsamples=params.subsamples, resamples=params.resamples, seed=params.seed,
-                                    confidence_level=level, units=target.units)
-    except ValueError as exc:
-        raise AnalysisRefused(f"background_temperature: {exc}") from None
-    references = [ReferenceResult(
-        name=r.name, t_hat=r.t_hat, low=r.interval[0], high=r.interval[1], high_open=r.high_open, tied=r.tied,
-        ks_min=r.ks_min,
-        ks_vs_zero=r.ks_vs_zero, p_vs_deterministic=r.p_vs_deterministic,
-        indistinguishable_from_deterministic=r.indistinguishable,
-        curve=KsCurve(temperatures=r.temperatures, ks=r.ks), histogram=Histogram(**r.hist), subsampled=r.subsampled)
-        for r in est.references]
+    return tables
+
+
+def _t_text(est: Any, level: float) -> str:
+    """What the estimate says about the system at nominal T = 0, in one sentence."""
     below = f"below the lowest non-zero grid value (< {est.t_bg_interval[1]:g})"
     if est.indistinguishable:
         bound = below if est.t_bg_high_open else f"at most {est.t_bg_interval[1]:g}"
-        t_text = (f"The system's answers at nominal T = 0 are indistinguishable from deterministic at this resolution "
-                  f"(background temperature {bound}).")
-    elif est.t_bg_high_open:
-        t_text = f"Its hidden randomness at nominal T = 0 corresponds to a background temperature {below}."
-    else:
-        t_text = (f"Its hidden randomness at nominal T = 0 corresponds to a background temperature of {est.t_bg:g} "
-                  f"({level:.0%} interval {est.t_bg_interval[0]:g} to {est.t_bg_interval[1]:g}).")
-    gap = _gap_context(ctx, params, t_text)
+        return (f"The system's answers at nominal T = 0 are indistinguishable from deterministic at this resolution "
+                f"(background temperature {bound}).")
+    if est.t_bg_high_open:
+        return f"Its hidden randomness at nominal T = 0 corresponds to a background temperature {below}."
+    return (f"Its hidden randomness at nominal T = 0 corresponds to a background temperature of {est.t_bg:g} "
+            f"({level:.0%} interval {est.t_bg_interval[0]:g} to {est.t_bg_interval[1]:g}).")
+
+
+def _caveats(est: Any, gap: Any) -> list[Caveat]:
+    """Indistinguishable, a poor match, the grid's edge, and a gap within the run-to-run spread."""
     caveats: list[Caveat] = []
     if est.indistinguishable:
         caveats.append(Caveat(code="tbg_indistinguishable", severity="note", message=est.summary))
@@ -298,6 +297,32 @@ def compute(ctx: Any, params: BackgroundTemperatureParams) -> Outcome:
                                   f"({ref.t_hat:g}); the background temperature may be higher."))
     if gap is not None and gap.within_spread:
         caveats.append(Caveat(code="gap_within_run_spread", severity="verdict", message=gap.sentence))
+    return caveats
+
+
+def compute(ctx: Any, params: BackgroundTemperatureParams) -> Outcome:
+    """Estimate T_bg from the reference runs and the target's answers (see the module docstring)."""
+    from evalspec.analyses.contract import AnalysisRefused
+    from evalspec.tbg.estimate import estimate_from_answers
+
+    level = float(params.confidence_level if params.confidence_level is not None else ctx.confidence_level)
+    target, refs, inputs = _load(ctx, params)
+    tables = _tables(refs, target, params)
+    try:
+        est = estimate_from_answers(tables, target.answers, metric=params.metric, k=params.k,
+                                    subsamples=params.subsamples, resamples=params.resamples, seed=params.seed,
+                                    confidence_level=level, units=target.units)
+    except ValueError as exc:
+        raise AnalysisRefused(f"background_temperature: {exc}") from None
+    references = [ReferenceResult(
+        name=r.name, t_hat=r.t_hat, low=r.interval[0], high=r.interval[1], high_open=r.high_open, tied=r.tied,
+        ks_min=r.ks_min,
+        ks_vs_zero=r.ks_vs_zero, p_vs_deterministic=r.p_vs_deterministic,
+        indistinguishable_from_deterministic=r.indistinguishable,
+        curve=KsCurve(temperatures=r.temperatures, ks=r.ks), histogram=Histogram(**r.hist), subsampled=r.subsampled)
+        for r in est.references]
+    gap = _gap_context(ctx, params, _t_text(est, level))
+    caveats = _caveats(est, gap)
     result = BackgroundTemperatureResult(
         t_bg=est.t_bg, low=est.t_bg_interval[0], high=est.t_bg_interval[1], high_open=est.t_bg_high_open,
         confidence_level=level,

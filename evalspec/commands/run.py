@@ -21,6 +21,7 @@ records each such file as a deviation.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -109,6 +110,15 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
         if posteriors:  # staged with the claim: part of the same set
             _bb.save_posteriors(posteriors, outputs.staging)
         written = outputs.commit()
+    _say(claim, written, target, replaced, old_reports)
+    _step_summary(next((p for p in written if p.name == "claim.json"), None))
+    if report_error is not None:
+        click.echo("the report could not be written; the claim stands alone (no earlier report was kept)", err=True)
+        raise report_error
+
+
+def _say(claim: dict[str, Any], written: list[Path], target: Path, replaced: str | None, old_reports: list[str]) -> None:
+    """What the run did, on the terminal: verdict, deviations, a sequential design's action, files, notes."""
     decision = claim["decision"]
     click.echo(f"verdict: {decision['verdict']} - {decision['headline']}")
     for dev in claim["deviations"]:
@@ -130,10 +140,6 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
         click.echo(f"note: --no-report removed the earlier {' and '.join(old_reports)} with the earlier claim (the "
                    f"outputs of one run are one set); render this claim's: evalspec report {target / 'claim.json'}",
                    err=True)
-    _step_summary(next((p for p in written if p.name == "claim.json"), None))
-    if report_error is not None:
-        click.echo("the report could not be written; the claim stands alone (no earlier report was kept)", err=True)
-        raise report_error
 
 
 def _previous_claim(target: Path) -> str | None:

@@ -64,7 +64,7 @@ class _GridPosterior:
                                 options={"xatol": 1e-6, "fatol": 1e-9, "maxiter": 2000})
         x = res.x
         # Hessian by central differences with a step scaled to the curvature
-        cov = np.eye(2)
+        cov: np.ndarray = np.eye(2)
         for step in (1e-2, 1e-3):
             h = np.array([step, step])
             hess = np.empty((2, 2))
