@@ -57,7 +57,7 @@ def load_case_table(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> 
         _too_many(where_all, f"the case table holds {total:,} rows")
     columns = _columns(raws, plan, plan_diagnostic)
     rows = _Rows(raws) if raws else None
-    typed = _Typed(plan, columns, rows, total)
+    typed = _Typed(plan, columns, rows, total, plan_diagnostic)
     table = typed.build([FileInfo(path=r.display, sha256=r.sha256, rows=r.rows, format="case_table",
                                   location=r.location) for r in raws], where_all)
     table.detected.extend(grader_limits(plan, raws))
@@ -101,8 +101,10 @@ def _columns(raws: list[Any], plan: Any, plan_diagnostic: Any) -> dict[str, np.n
 class _Typed:
     """Typing and checks of the concatenated case table (all problems of one stage at once)."""
 
-    def __init__(self, plan: Any, columns: dict[str, np.ndarray], rows: _Rows | None, n: int) -> None:
+    def __init__(self, plan: Any, columns: dict[str, np.ndarray], rows: _Rows | None, n: int,
+                 plan_diagnostic: Any = None) -> None:
         self.plan, self.cols, self.rows, self.n = plan, columns, rows, n
+        self.plan_diagnostic = plan_diagnostic
         self.problems: list[Diagnostic] = []
         self.spec: dict[str, CaseColumn] = {c.name: c for c in case_table_columns(plan)}
 
@@ -126,7 +128,7 @@ class _Typed:
         codes, uniq = factorize(col)
         parsed = [_whole(u) for u in uniq.tolist()]
         ok = np.array([p is not None for p in parsed] + [False], dtype=bool)
-        self.flag(~ok[codes], name, f"{name} must be a whole number of 0 or more", values=col,
+        self.flag(~ok[codes], name, f"{name} must be a whole number from 0 to {_MAX_COUNT:,}", values=col,
                   hint=self.spec[name].meaning)
         return np.array([-1 if p is None else p for p in parsed] + [-1], dtype=np.int64)[codes]
 
@@ -170,6 +172,21 @@ class _Typed:
         self.flag(miss, key, f"the row has no {what}", values=col, hint=f"every row needs its {what}")
         return codes, labels
 
+    def limits(self) -> None:
+        """The limits attempt rows have: label length, slice levels (each at its row or plan line)."""
+        from types import SimpleNamespace
+
+        from evalspec.results.table import _long_label_problems, slice_problems
+
+        plan = self.plan
+        for name, what in ((plan.data.columns.candidate, "candidate"), (plan.units.case, "case"),
+                           (plan.units.cluster, "cluster"), (plan.data.columns.model_version, "model version"),
+                           *((s.column, "slice") for s in plan.slices)):
+            if name is not None and name in self.cols:
+                self.problems += _long_label_problems(self, self.cols[name], name, what)
+        view = SimpleNamespace(columns=self.cols, displays=self.rows.displays if self.rows else [])
+        self.problems += slice_problems(view, plan, self.plan_diagnostic)
+
     # -- the table --------------------------------------------------------------------------
     def build(self, files: list[FileInfo], where_all: str) -> CaseTable:
         from evalspec.limits import MAX_CASE_CELLS
@@ -185,6 +202,7 @@ class _Typed:
         counts = {name: self.integers(name) for name, c in self.spec.items() if c.type == "integer"}
         rule = {name: self.outcome(name) for name, c in self.spec.items() if c.type == "outcome"}
         times = {name: self.times(name) for name, c in self.spec.items() if c.type == "timestamp"}
+        self.limits()
         self.raise_problems("values that cannot be read")
         from evalspec.results.case_checks import check_case_table
 
@@ -192,13 +210,22 @@ class _Typed:
                                 cluster_ids=cluster_ids, counts=counts, rule=rule, times=times)
 
 
+#: Largest count a case-table cell may hold (attempts of one candidate on one case), so sums stay exact.
+_MAX_COUNT = 1_000_000_000
+
+
 def _whole(value: Any) -> int | None:
-    """A whole number >= 0 (``3``, ``3.0``, ``"3"``), else None."""
+    """A whole number from 0 to :data:`_MAX_COUNT` (``3``, ``3.0``, ``"3"``), else None."""
+    out = _whole_any(value)
+    return out if out is not None and out <= _MAX_COUNT else None
+
+
+def _whole_any(value: Any) -> int | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, str):
         text = value.strip()
-        if not text.isdigit():
+        if not (text.isascii() and text.isdigit()) or len(text) > 30:
             return None
         value = int(text)
     if isinstance(value, (int, np.integer)):

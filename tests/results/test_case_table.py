@@ -184,3 +184,20 @@ def test_reduce_sql_command_prints_sql_and_schema(tmp_path: Path) -> None:
     schema = json.loads(CliRunner().invoke(cli, ["reduce-sql", "plan_ct.yaml", "--schema"]).output)
     names = [c["name"] for c in schema["columns"]]
     assert names[:2] == ["model", "case_id"] and "first_outcome" in names and "distinct_lang" in names
+
+
+def test_the_limits_of_attempt_rows_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A label longer than evalspec accepts and a slice of too many levels are refused as for attempt rows."""
+    import evalspec.results.table as table
+
+    monkeypatch.setattr(table, "MAX_SLICE_LEVELS", 50)  # (the study has 120 rows; the limit is 200)
+
+    def change(rows: list) -> None:
+        rows[2]["case_id"] = "x" * 600
+        for i, r in enumerate(rows):
+            r["lang"] = f"l{i}"
+
+    err = _run_bad(tmp_path, change)
+    words = [d.message for d in err.diagnostics]
+    assert any("longer than the 500 characters" in w for w in words), words
+    assert any("distinct values, more than the 50 a slice may have" in w for w in words), words
