@@ -55,6 +55,11 @@ class CaseTable:
         """The table itself (where the run reads ``checked.tidy``)."""
         return self
 
+    @property
+    def n(self) -> int:
+        """Attempt rows analysed, all candidates (what ``Tidy.n`` is for attempt rows)."""
+        return int(self.attempts.sum())
+
     def rows_of(self, j: int) -> int:
         """Attempt rows of candidate ``j`` that were analysed (the claim's ``coverage.candidates.*.rows``)."""
         return int(self.attempts[j].sum())

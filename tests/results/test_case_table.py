@@ -201,3 +201,16 @@ def test_the_limits_of_attempt_rows_hold(tmp_path: Path, monkeypatch: pytest.Mon
     words = [d.message for d in err.diagnostics]
     assert any("longer than the 500 characters" in w for w in words), words
     assert any("distinct values, more than the 50 a slice may have" in w for w in words), words
+
+
+def test_validate_data_reads_a_case_table(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from evalspec.cli import cli
+
+    folder = write_study(tmp_path)
+    pq.write_table(reference_case_table(folder), folder / "cases.parquet")
+    os.chdir(folder)
+    out = CliRunner().invoke(cli, ["validate", "plan_ct.yaml", "--data", "cases.parquet"])
+    assert out.exit_code == 0, out.output
+    assert "480 rows" in out.output and "60 cases" in out.output  # attempt rows: 2 x 60 x 4 kept

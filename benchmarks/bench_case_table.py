@@ -1,0 +1,168 @@
+"""Benchmark the pre-aggregated path: ``evalspec run`` on a case table, side by side with reading that table.
+
+The target (issue 24): the pre-aggregated path for 1B attempt rows' worth of cases within 2x
+reading the case table. The case table of 1B attempt rows is generated directly (invented: 2
+candidates x ``--cases`` cases x ``--attempts`` attempts each, in clusters of 50 cases, a
+language slice, a critical flag, rule ``mean``; 5,000,000 cases x 100 attempts x 2 candidates
+= 1,000,000,000 attempt rows in 10,000,000 case-table rows, the most evalspec analyses in one
+run), as Parquet under ``--dir`` (default ``/tmp/casetable-bench``, outside the repository;
+reused when present). Each measurement runs in a fresh process, so peak memory
+(``ru_maxrss``) is its own; "work" is the time after imports.
+
+* ``bare read`` — ``pyarrow.parquet.read_table`` of the table (every column the plan reads);
+* ``evalspec read`` — evalspec's reading, typing and checks of the table
+  (:func:`evalspec.results.case_table.load_case_table`);
+* ``evalspec run`` — the whole run without the report: read, check, the attempt rule on the
+  counts, proportion, critical failures, slices, the decision and the claim
+  (:func:`evalspec.run.run_plan`); with ``--paired`` also a paired difference (cluster t), whose
+  claim lists every disagreeing case (so the claim, and its validation, grow with the cases).
+
+The CPU may be shared: read the ratios, not the seconds. Usage::
+
+    .venv/bin/python benchmarks/bench_case_table.py                    # 1B attempts' worth (5M cases)
+    .venv/bin/python benchmarks/bench_case_table.py --cases 500000     # 100M attempts' worth
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+PLAN = """evalspec: 1
+id: case-table-bench
+title: Pre-aggregated benchmark (invented)
+question: Is A better than B?
+decision_owner: benchmark
+population: invented cases
+data:
+  results: cases.parquet
+  format: case_table
+  columns: {candidate: model, repeat: attempt, outcome: passed, critical: crit}
+candidates:
+  A: {model: m/a}
+  B: {model: m/b}
+baseline: B
+units: {case: case_id, cluster: doc}
+attempts: {repeats: ATTEMPTS, rule: mean}
+missing: {policy: count_as_fail, max_fraction: 0.05}
+analyses:
+  - {kind: proportion}
+  - {kind: critical_failures}
+  - {kind: slices}PAIRED
+slices: [{name: language, column: lang}]
+decision: {minimum_improvement: 0.01}
+"""
+
+CHILD = textwrap.dedent("""
+    import json, resource, sys, time
+    from pathlib import Path
+    mode, plan = sys.argv[1], Path(sys.argv[2])
+    import pyarrow.parquet as pq
+    if mode != "bare":
+        import evalspec.run, evalspec.results.case_table, evalspec.analyses.registry as reg
+        import scipy.stats
+        reg.kinds()
+    t0 = time.perf_counter()
+    if mode == "bare":
+        n = pq.read_table(plan.parent / "cases.parquet").num_rows
+    elif mode == "read":
+        from evalspec.run import load_plan_for_run
+        h = load_plan_for_run(plan)
+        n = int(evalspec.results.case_table.load_case_table(h.plan, plan, h.diagnostic).attempts.sum())
+    else:
+        claim = evalspec.run.run_plan(plan)
+        n = sum(c["rows"] for c in claim["coverage"]["candidates"].values())
+    work = time.perf_counter() - t0
+    print(json.dumps({"n": n, "work": work, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+""")
+
+
+def generate(folder: Path, cases: int, attempts: int, seed: int = 24) -> Path:
+    """The case table of ``2 x cases x attempts`` attempt rows (rule mean: counts only), written once."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    plan = folder / "plan.yaml"
+    plan.write_text(PLAN.replace("ATTEMPTS", str(attempts)).replace("PAIRED", ""), encoding="utf-8")
+    (folder / "plan_paired.yaml").write_text(PLAN.replace("ATTEMPTS", str(attempts)).replace(
+        "PAIRED", "\n  - {kind: paired_difference, compare: [A, B], method: cluster_t}"), encoding="utf-8")
+    target = folder / "cases.parquet"
+    marker = folder / f"made-{cases}x{attempts}"
+    if target.exists() and marker.exists():
+        return plan
+    for old in folder.glob("made-*"):
+        old.unlink()
+    rng = np.random.default_rng(seed)
+    ids = pa.array([f"case-{i:08d}" for i in range(cases)], pa.string())
+    doc = pa.array([f"doc-{i // 50:06d}" for i in range(cases)], pa.string())
+    lang = pa.array(np.where(np.arange(cases) % 3 == 0, "de", "en"), pa.string())
+    crit = pa.array(np.arange(cases) % 97 == 0)
+    difficulty = rng.beta(2, 2, cases)
+    with pq.ParquetWriter(target, schema=_schema()) as writer:
+        for name, shift in (("A", 0.02), ("B", 0.0)):
+            p = np.clip(difficulty + shift, 0, 1)
+            missing = rng.binomial(attempts, 0.002, cases)
+            passes = rng.binomial(attempts - missing, p)
+            zeros = np.zeros(cases, dtype=np.int64)
+            writer.write_table(pa.table({
+                "model": pa.array([name] * cases, pa.string()), "case_id": ids, "doc": doc,
+                "attempts": np.full(cases, attempts, dtype=np.int64), "extra_attempts": zeros, "missing": missing,
+                "passes": passes, "duplicate_attempts": zeros, "unreadable": zeros, "crit": crit,
+                "distinct_crit": np.ones(cases, dtype=np.int64), "lang": lang,
+                "distinct_lang": np.ones(cases, dtype=np.int64)}, schema=_schema()))
+    marker.write_text("")
+    return plan
+
+
+def _schema() -> object:
+    import pyarrow as pa
+
+    i64 = pa.int64()
+    return pa.schema([("model", pa.string()), ("case_id", pa.string()), ("doc", pa.string()), ("attempts", i64),
+                      ("extra_attempts", i64), ("missing", i64), ("passes", i64), ("duplicate_attempts", i64),
+                      ("unreadable", i64), ("crit", pa.bool_()), ("distinct_crit", i64), ("lang", pa.string()),
+                      ("distinct_lang", i64)])
+
+
+def measure(mode: str, plan: Path) -> dict:
+    import time
+
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(plan)], capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    if out.returncode:
+        raise SystemExit(f"{mode} failed:\n{out.stderr[-3000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result["process"] = wall
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=int, default=5_000_000, help="cases per candidate (default 5,000,000)")
+    ap.add_argument("--attempts", type=int, default=100, help="attempts per candidate and case (default 100)")
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/casetable-bench"))
+    ap.add_argument("--paired", action="store_true", help="add a paired_difference analysis to the plan")
+    args = ap.parse_args()
+    plan = generate(args.dir, args.cases, args.attempts)
+    if args.paired:
+        plan = plan.parent / "plan_paired.yaml"
+    rows = {mode: measure(mode, plan) for mode in ("bare", "read", "run")}
+    bare = rows["bare"]
+    print(f"case table: {2 * args.cases:,} rows for {2 * args.cases * args.attempts:,} attempt rows "
+          f"({(args.dir / 'cases.parquet').stat().st_size / 2**20:,.0f} MiB Parquet)")
+    print(f"{'':16}{'work s':>9}{'process s':>11}{'peak MiB':>10}{'work x':>8}{'process x':>11}")
+    for name, label in (("bare", "bare read"), ("read", "evalspec read"), ("run", "evalspec run")):
+        r = rows[name]
+        print(f"{label:16}{r['work']:9.2f}{r['process']:11.2f}{r['peak_mib']:10.0f}"
+              f"{r['work'] / bare['work']:8.2f}{r['process'] / bare['process']:11.2f}")
+
+
+if __name__ == "__main__":
+    main()
