@@ -8,7 +8,7 @@ in any column and row, a column dropped, a row repeated or removed, a column of 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ PLAN_ANALYSES = """  - {kind: proportion}
   - {kind: slices}"""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _base(rule: str) -> tuple[str, tuple[str, ...]]:
     """(plan text, case-table rows as JSON lines) of a small study under ``rule``, policy exclude."""
     import tempfile
@@ -80,8 +80,6 @@ def test_fuzzed_case_tables_never_crash(tmp_path_factory: Any, rule: str, change
     ["string", "float", "bool", "timestamp", "list", "null", "negative", "huge"])), max_size=3))
 def test_fuzzed_parquet_case_table_types_never_crash(tmp_path_factory: Any, changes: list) -> None:
     """Case-table columns of other Arrow types than the reduction writes."""
-    import datetime as dt
-
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -93,17 +91,7 @@ def test_fuzzed_parquet_case_table_types_never_crash(tmp_path_factory: Any, chan
     for name, typ in changes:
         if name not in cols:
             continue
-        v = cols[name]
-        arrays[name] = {
-            "string": lambda: pa.array([None if x is None else str(x) for x in v], pa.string()),
-            "float": lambda: pa.array([float(i % 3) + 0.5 * (i % 2) for i in range(n)]),
-            "bool": lambda: pa.array([i % 2 == 0 for i in range(n)]),
-            "timestamp": lambda: pa.array([dt.datetime(2026, 10, 1, 12, i % 60) for i in range(n)], pa.timestamp("ms")),
-            "list": lambda: pa.array([[i] for i in range(n)]),
-            "null": lambda: pa.nulls(n),
-            "negative": lambda: pa.array([-1 - i for i in range(n)]),
-            "huge": lambda: pa.array([2**62 + i for i in range(n)], pa.int64()),
-        }[typ]()
+        arrays[name] = _typed(cols[name], typ, n)
     folder = tmp_path_factory.mktemp("fuzzcasepq")
     pq.write_table(pa.table(arrays), folder / "results.parquet")
     (folder / "plan.yaml").write_text(text.replace("results.jsonl", "results.parquet"), encoding="utf-8")
@@ -112,3 +100,26 @@ def test_fuzzed_parquet_case_table_types_never_crash(tmp_path_factory: Any, chan
     event(f"exit {result.exit_code}")
     check_outcome(result)
     check_one_set(folder / "out", result.exit_code)
+
+
+def _typed(v: list, typ: str, n: int) -> Any:
+    """A column of ``n`` values of the Arrow type ``typ`` (``v``: the column as the reduction wrote it)."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    if typ == "string":
+        return pa.array([None if x is None else str(x) for x in v], pa.string())
+    if typ == "float":
+        return pa.array([float(i % 3) + 0.5 * (i % 2) for i in range(n)])
+    if typ == "bool":
+        return pa.array([i % 2 == 0 for i in range(n)])
+    if typ == "timestamp":
+        return pa.array([dt.datetime(2026, 10, 1, 12, i % 60) for i in range(n)], pa.timestamp("ms"))
+    if typ == "list":
+        return pa.array([[i] for i in range(n)])
+    if typ == "null":
+        return pa.nulls(n)
+    if typ == "negative":
+        return pa.array([-1 - i for i in range(n)])
+    return pa.array([2**62 + i for i in range(n)], pa.int64())
