@@ -343,9 +343,12 @@ def case_evidence(ctx: Any, kinds: dict[str, Any], records: list[Any], attempt_k
         return CaseEvidence.from_context(ctx)
     primary = next((r.offers.primary for r in records if r.offers.primary is not None), None)
     pair = (primary.candidate, primary.baseline) if primary is not None else ctx.primary
-    if pair is None:
-        return CaseEvidence.from_context(ctx)
-    views = [readings.missing_as_failures(ctx, pair[0], pair[1], **attempt_kw)]
+    if pair is None:  # no comparison: every candidate's critical-failure status is read, each its own reading
+        adopting = dict.fromkeys(s.candidate for r in offering for s in r.offers.critical if s.adopting)
+        views = [replace(v, code=f"missing_as_failures:{name}") for name in adopting
+                 if (v := readings.missing_as_failures(ctx, name, None, **attempt_kw)) is not None]
+    else:
+        views = [readings.missing_as_failures(ctx, pair[0], pair[1], **attempt_kw)]
     if primary is not None:
         views.append(readings.equal_attempts(ctx, pair[0], pair[1], **attempt_kw))
         views.append(readings.missing_against_candidate(ctx, pair[0], pair[1], **attempt_kw))

@@ -194,6 +194,7 @@ class Decider:
         if p is None:
             self.reasons.append("The plan has no paired comparison, so there is no difference to decide on; the "
                                 "results describe each candidate separately.")
+            self._reading_without_comparison()
             return self.finish("no_comparison", "No comparison was planned; the report describes each candidate's "
                                "results.")
 
@@ -236,6 +237,16 @@ class Decider:
                                        message=f"The primary interval is uninformative: {why}"))
         return self.finish("inconclusive", f"Inconclusive: the evidence cannot separate {p.candidate} from "
                            f"{p.baseline} ({why.rstrip('.')}).")
+
+    def _reading_without_comparison(self) -> None:
+        """With no comparison the critical-failure limit is what the plan checks: say when another reading breaks it."""
+        for code, (verdict, headline, _) in self._views().items():
+            if verdict == "blocked" and code.startswith("missing_as_failures"):
+                who = code.partition(":")[2] or "the candidate"
+                self.caveats.append(Caveat(code="missing_sensitivity", severity="verdict", message=(
+                    f"With {who}'s missing attempts counted as failures the critical-failure limit is not met — "
+                    f"{headline.rstrip('.')}: the limit holds only if those outcomes are unrelated to how {who} "
+                    "would have done.")))
 
     def _views(self) -> dict[str, tuple[str, str, PrimaryInterval | None]]:
         """The verdict the whole decision reaches on each alternative reading of the results (no further readings)."""

@@ -465,3 +465,12 @@ def test_an_overruled_verdict_keeps_no_advice_of_the_verdict_it_replaced(tmp_pat
     assert d["verdict"] == "inconclusive"
     assert not any("reopen the decision" in c for c in d["what_would_change"])
     assert any("rerun them" in c for c in d["what_would_change"])
+
+
+def test_critical_timeouts_are_said_when_there_is_no_comparison(tmp_path: Path) -> None:
+    plan = study(tmp_path, _critical_rows(), policy="exclude", cols=", critical: critical",
+                 analyses="  - {kind: critical_failures}", decision="  critical_failures: {max_rate: 0.05}")
+    d = run(plan)["decision"]
+    assert d["verdict"] == "no_comparison"
+    text = next(c["message"] for c in d["caveats"] if c["code"] == "missing_sensitivity")
+    assert "critical-failure limit is not met" in text
