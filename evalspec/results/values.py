@@ -176,5 +176,5 @@ class LazyCoded:
         return self.expand().tolist()
 
     def copy(self) -> np.ndarray:
-        """A changeable object array of the values."""
-        return self.expand()
+        """A changeable plain object array of the values (it carries no codes that a change would leave stale)."""
+        return np.asarray(self.expand()).view(np.ndarray).copy()

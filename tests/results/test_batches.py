@@ -131,6 +131,10 @@ def test_a_file_is_read_in_batches_as_lazy_codes(tmp_path: Path, monkeypatch: py
     assert streamed is not None and streamed.rows == 500
     assert all(isinstance(c, LazyCoded) for c in streamed.columns.values())
     assert streamed.columns["c"].codes.dtype == np.int8
+    changed = streamed.columns["c"].copy()  # a changeable copy carries no codes a change would leave stale
+    assert getattr(changed, "codes", None) is None
+    changed[0] = None
+    assert changed[0] is None and streamed.columns["c"][0] == "x0"
     monkeypatch.setattr(readers, "STREAM", False)
     whole = readers.read_file(path, "jsonl")
     for name, col in streamed.columns.items():
