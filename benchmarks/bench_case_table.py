@@ -11,7 +11,8 @@ reused when present). Each measurement runs in a fresh process, so peak memory
 
 * ``bare read`` — ``pyarrow.parquet.read_table`` of the table (every column the plan reads);
 * ``evalspec read`` — evalspec's reading, typing and checks of the table
-  (:func:`evalspec.results.case_table.load_case_table`);
+  (:func:`evalspec.results.case_table.load_case_table`), in record batches (the default), and
+  ``whole-file`` with the readers' whole-file path instead;
 * ``evalspec run`` — the whole run without the report: read, check, the attempt rule on the
   counts, proportion, critical failures, slices, the decision and the claim
   (:func:`evalspec.run.run_plan`); with ``--paired`` also a paired difference (cluster t), whose
@@ -69,7 +70,9 @@ CHILD = textwrap.dedent("""
     t0 = time.perf_counter()
     if mode == "bare":
         n = pq.read_table(plan.parent / "cases.parquet").num_rows
-    elif mode == "read":
+    elif mode in ("read", "whole"):
+        from evalspec.results import readers
+        readers.STREAM = mode == "read"  # "whole": the whole-file reader instead of record batches
         from evalspec.run import load_plan_for_run
         h = load_plan_for_run(plan)
         n = int(evalspec.results.case_table.load_case_table(h.plan, plan, h.diagnostic).attempts.sum())
@@ -153,12 +156,13 @@ def main() -> None:
     plan = generate(args.dir, args.cases, args.attempts)
     if args.paired:
         plan = plan.parent / "plan_paired.yaml"
-    rows = {mode: measure(mode, plan) for mode in ("bare", "read", "run")}
+    rows = {mode: measure(mode, plan) for mode in ("bare", "read", "whole", "run")}
     bare = rows["bare"]
     print(f"case table: {2 * args.cases:,} rows for {2 * args.cases * args.attempts:,} attempt rows "
           f"({(args.dir / 'cases.parquet').stat().st_size / 2**20:,.0f} MiB Parquet)")
     print(f"{'':16}{'work s':>9}{'process s':>11}{'peak MiB':>10}{'work x':>8}{'process x':>11}")
-    for name, label in (("bare", "bare read"), ("read", "evalspec read"), ("run", "evalspec run")):
+    for name, label in (("bare", "bare read"), ("read", "evalspec read"), ("whole", "  whole-file"),
+                        ("run", "evalspec run")):
         r = rows[name]
         print(f"{label:16}{r['work']:9.2f}{r['process']:11.2f}{r['peak_mib']:10.0f}"
               f"{r['work'] / bare['work']:8.2f}{r['process'] / bare['process']:11.2f}")
