@@ -22,7 +22,6 @@ ALLOWED: dict[str, str] = {
     "evalspec/results/adapters/promptfoo.py:_rows": "not split yet: the tool's row mapping (logs)",
     "evalspec/results/adapters/lm_eval.py:_rows": "not split yet: the tool's row mapping (logs)",
     "evalspec/results/adapters/inspect_ai.py:_rows": "not split yet: the tool's row mapping (logs)",
-    "evalspec/analyses/paired.py:_interval": "not split yet: one branch per interval method",
     "evalspec/stats/bootstrap.py:paired_cluster_bootstrap": "not split yet: resampling, interval and its checks",
     "evalspec/stats/sequential.py:betting_confidence_sequence": "not split yet: the betting martingale's loop (verdict)",
 }

@@ -279,12 +279,59 @@ def paired_core(ctx: Context, first: str, second: str, *, method: str, level: fl
     return core, pair
 
 
+def _bootstrap_core(pair: Pair, clusters: np.ndarray, base: dict[str, Any], notes: list[str], *, declared: bool,
+                    resamples: int, seed: int, bootstrap_interval: str) -> PairedCore:
+    """The cluster (or case) bootstrap interval of the paired difference."""
+    from evalspec.stats import paired_cluster_bootstrap
+
+    boot = paired_cluster_bootstrap(pair.x, pair.y, clusters, resamples=resamples,
+                                    confidence_level=base["confidence_level"], interval=bootstrap_interval, seed=seed)
+    if boot.note:
+        notes.append(boot.note)
+    return PairedCore(
+        **base, estimate=boot.estimate, low=boot.low, high=boot.high,
+        method=f"{'cluster' if declared else 'case'}_bootstrap ({boot.method})",
+        bootstrap=BootstrapInfo(resamples=boot.resamples, seed=boot.seed, interval=boot.method,
+                                requested_interval=boot.requested_method, units=base["unit_name"],
+                                n_units=boot.n_clusters, standard_error=boot.standard_error), notes=notes)
+
+
+def _cluster_t_core(diff: np.ndarray, clusters: np.ndarray, base: dict[str, Any], notes: list[str], *,
+                    declared: bool, method: str, correction: str) -> PairedCore:
+    """The cluster-robust t interval; ``auto`` with heavy-tailed cluster sizes takes the skewness-corrected CR3."""
+    import numpy as np
+
+    from evalspec.stats import clustered_mean_interval
+    from evalspec.stats.clustered import HEAVY_TAIL_SIZE_CV
+
+    unit = base["unit_name"]
+    sizes = np.bincount(np.unique(clusters, return_inverse=True)[1]).astype(float)
+    heavy = bool(method == "auto" and declared and correction == "CR2"
+                 and sizes.std() / sizes.mean() > HEAVY_TAIL_SIZE_CV)
+    used_correction = "CR3" if heavy else correction
+    ct = clustered_mean_interval(diff, clusters, confidence_level=base["confidence_level"],
+                                 correction=used_correction, skew_corrected=heavy)
+    df = float(ct.df)
+    low, high = max(-1.0, ct.low), min(1.0, ct.high)
+    if heavy:
+        cv = sizes.std() / sizes.mean()
+        notes.append(f"The cluster sizes are heavy-tailed (coefficient of variation {cv:.1f}, above "
+                     f"{HEAVY_TAIL_SIZE_CV:g}): the interval is the skewness-corrected jackknife (CR3) "
+                     "interval (Hall's transformation, degrees of freedom of the clusters that carry the "
+                     "variance), which can be asymmetric.")
+    return PairedCore(
+        **base, estimate=ct.estimate, low=low, high=high,
+        method=f"{'cluster' if declared else 'case'}_t ("
+        f"{'CR3 jackknife, skewness-corrected' if heavy else correction}, t on {df:.1f} df)",
+        cluster_t=ClusterTInfo(se=ct.se, df=df, units=unit, n_units=ct.n_clusters, correction=used_correction,
+                               clipped=bool(ct.low < -1.0 or ct.high > 1.0)), notes=notes)
+
+
 def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str, level: float,
               resamples: int, seed: int, bootstrap_interval: str, correction: str) -> PairedCore:
     import numpy as np
 
-    from evalspec.stats import clustered_mean_interval, paired_cluster_bootstrap, paired_difference_interval
-    from evalspec.stats.clustered import HEAVY_TAIL_SIZE_CV
+    from evalspec.stats import paired_difference_interval
 
     n = int(pair.x.size)
     binary = ctx.outcomes.binary
@@ -339,37 +386,11 @@ def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str,
                                  f"{second}; at least {MIN_DISAGREEING_UNITS} are needed for a {unit[:-1]}-level "
                                  "interval to mean anything")
         if used == "cluster_bootstrap":
-            boot = paired_cluster_bootstrap(pair.x, pair.y, clusters, resamples=resamples, confidence_level=level,
-                                         interval=bootstrap_interval, seed=seed)
-            if boot.note:
-                notes.append(boot.note)
-            core = PairedCore(
-                **base, estimate=boot.estimate, low=boot.low, high=boot.high,
-                method=f"{'cluster' if declared else 'case'}_bootstrap ({boot.method})",
-                bootstrap=BootstrapInfo(resamples=boot.resamples, seed=boot.seed, interval=boot.method,
-                                        requested_interval=boot.requested_method, units=unit,
-                                        n_units=boot.n_clusters, standard_error=boot.standard_error), notes=notes)
+            core = _bootstrap_core(pair, clusters, base, notes, declared=declared, resamples=resamples, seed=seed,
+                                   bootstrap_interval=bootstrap_interval)
         else:
-            sizes = np.bincount(np.unique(clusters, return_inverse=True)[1]).astype(float)
-            heavy = bool(method == "auto" and declared and correction == "CR2"
-                         and sizes.std() / sizes.mean() > HEAVY_TAIL_SIZE_CV)
-            used_correction = "CR3" if heavy else correction
-            ct = clustered_mean_interval(diff, clusters, confidence_level=level, correction=used_correction,
-                                         skew_corrected=heavy)
-            df = float(ct.df)
-            low, high = max(-1.0, ct.low), min(1.0, ct.high)
-            if heavy:
-                cv = sizes.std() / sizes.mean()
-                notes.append(f"The cluster sizes are heavy-tailed (coefficient of variation {cv:.1f}, above "
-                             f"{HEAVY_TAIL_SIZE_CV:g}): the interval is the skewness-corrected jackknife (CR3) "
-                             "interval (Hall's transformation, degrees of freedom of the clusters that carry the "
-                             "variance), which can be asymmetric.")
-            core = PairedCore(
-                **base, estimate=ct.estimate, low=low, high=high,
-                method=f"{'cluster' if declared else 'case'}_t ("
-                f"{'CR3 jackknife, skewness-corrected' if heavy else correction}, t on {df:.1f} df)",
-                cluster_t=ClusterTInfo(se=ct.se, df=df, units=unit, n_units=ct.n_clusters, correction=used_correction,
-                                       clipped=bool(ct.low < -1.0 or ct.high > 1.0)), notes=notes)
+            core = _cluster_t_core(diff, clusters, base, notes, declared=declared, method=method,
+                                   correction=correction)
         if not core.high - core.low > 1e-12:
             return uninformative(f"the {unit[:-1]}-level interval has zero width: the {unit} give no variation "
                                  "to estimate from (their net contributions cancel or are identical)",
