@@ -183,8 +183,11 @@ def test_example_verdict_rests_on_the_corrected_interval(tmp_path: Path) -> None
 
     from evalspec.cli import cli
 
+    example = ROOT / "examples" / "judge-leaderboard"
+    for name in ("plan.yaml", "results.jsonl", "labelled.txt"):  # a copy: a run leaves a look beside its plan
+        (tmp_path / name).write_bytes((example / name).read_bytes())
     out = tmp_path / "out"
-    res = CliRunner().invoke(cli, ["run", str(ROOT / "examples" / "judge-leaderboard" / "plan.yaml"), "--out",
+    res = CliRunner().invoke(cli, ["run", str(tmp_path / "plan.yaml"), "--out",
                                    str(out)], env={"SOURCE_DATE_EPOCH": "1796126400", "EVALSPEC_NO_REPORT": "1"})
     assert res.exit_code == 0, res.output
     claim = json.loads((out / "claim.json").read_text())

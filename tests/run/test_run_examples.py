@@ -28,12 +28,18 @@ def validate(claim: dict) -> None:
     assert not errors, [(list(e.path), e.message) for e in errors[:5]]
 
 
-def run_example(name: str, out: Path) -> tuple[dict, bytes]:
+def run_example(name: str, folder: Path) -> tuple[dict, bytes]:
+    """Run a copy of ``examples/<name>`` in ``folder`` (a run leaves a look in the ledger beside its plan)."""
+    import shutil
+
     from click.testing import CliRunner
 
     from evalspec.cli import cli
 
-    res = CliRunner().invoke(cli, ["run", str(EXAMPLES / name / "plan.yaml"), "--out", str(out)], env=EPOCH,
+    copy, out = folder / name, folder / "out"
+    if not copy.exists():
+        shutil.copytree(EXAMPLES / name, copy, ignore=shutil.ignore_patterns("out", ".evalspec", "*.lock.json"))
+    res = CliRunner().invoke(cli, ["run", str(copy / "plan.yaml"), "--out", str(out)], env=EPOCH,
                              catch_exceptions=False)
     assert res.exit_code == 0, res.output
     data = (out / "claim.json").read_bytes()
