@@ -214,3 +214,10 @@ def test_validate_data_reads_a_case_table(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["validate", "plan_ct.yaml", "--data", "cases.parquet"])
     assert out.exit_code == 0, out.output
     assert "480 rows" in out.output and "60 cases" in out.output  # attempt rows: 2 x 60 x 4 kept
+
+
+def test_a_reading_counts_cannot_give_refuses_instead_of_being_skipped() -> None:
+    from evalspec.case_views import CaseTableReadings, ReadingUnavailable
+
+    with pytest.raises(ReadingUnavailable, match="does not make from a case table"):
+        CaseTableReadings(table=None).some_later_reading  # noqa: B018

@@ -24,7 +24,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalspec.errors import InputError
-from tests.results.case_table_study import assert_same_claims, reference_case_table, study_rows, write_study
+from tests.results.case_table_study import (as_case_table_plan, assert_same_claims, reference_case_table, study_rows,
+                                            write_study)
 
 RULES = [("first", "count_as_fail"), ("first", "exclude"), ("best_of_k", "exclude"), ("majority", "count_as_fail"),
          ("mean", "exclude"), ("pass_at_k", "count_as_fail")]
@@ -147,5 +148,6 @@ def test_spark_gives_evalspecs_case_table_and_claim(tmp_path: Path, spark: Any, 
     spark.sql(_sql(folder, "spark", "results")).coalesce(1).write.parquet(str(out))
     table = pq.read_table(next(out.glob("*.parquet")))
     _same_table(table, reference_case_table(folder))
-    pq.write_table(table, folder / "cases.parquet")
-    assert_same_claims(folder)
+    # the plan reads Spark's output folder as Spark wrote it (part files, _SUCCESS, .crc files)
+    (folder / "plan_spark.yaml").write_text(as_case_table_plan((folder / "plan.yaml").read_text(), "spark_cases"))
+    assert_same_claims(folder, "plan_spark.yaml")
