@@ -183,8 +183,10 @@ def escalation(verdict: str, primary: PrimaryInterval | None, caveats: Sequence[
     if missing:
         counts = ", ".join(f"{k} {v['missing']}" for k, v in missing.items() if isinstance(v, dict) and "missing" in v)
         if counts:
+            never = " Cases a candidate was never run on count too (see the caveat beside the verdict)." if any(
+                c.code == "missing_sensitivity" and "never run" in c.message for c in caveats) else ""
             steps.append(f"Verify that missing outcomes were treated the same way for every candidate ({counts} "
-                         "missing).")
+                         f"missing).{never}")
     steps.append("Label any subgroup chosen after seeing the results as exploratory.")
     steps.append("New independent cases from the target population reduce sampling uncertainty; repeats of existing "
                  "cases measure run variability instead. They answer different questions.")

@@ -465,6 +465,7 @@ def test_an_overruled_verdict_keeps_no_advice_of_the_verdict_it_replaced(tmp_pat
     assert d["verdict"] == "inconclusive"
     assert not any("reopen the decision" in c for c in d["what_would_change"])
     assert any("rerun them" in c for c in d["what_would_change"])
+    assert any("never run on count too" in e for e in d["escalation"])
 
 
 def test_critical_timeouts_are_said_when_there_is_no_comparison(tmp_path: Path) -> None:
