@@ -520,6 +520,11 @@ def compute(ctx: Context, params: PairedDifferenceParams) -> Outcome:
     got = paired_core(ctx, first, second, method=params.method, level=level, resamples=params.resamples,
                       seed=params.seed, bootstrap_interval=params.bootstrap_interval, correction=params.correction)
     if got is None:
+        out = ctx.outcomes
+        if out.rule in ("pass_at_k", "pass_hat_k"):  # a case with fewer than k attempts has no outcome
+            raise AnalysisRefused(f"no case has an outcome for both {first} and {second}: under {out.rule} a case "
+                                  f"needs at least k = {out.k} attempts of each candidate; run at least {out.k} "
+                                  "attempts of both on the same cases")
         raise AnalysisRefused(f"no case was run for both {first} and {second}, so there is nothing to pair; "
                               "run both candidates on the same cases")
     core, pair = got

@@ -475,3 +475,13 @@ def test_critical_timeouts_are_said_when_there_is_no_comparison(tmp_path: Path) 
     assert d["verdict"] == "no_comparison"
     text = next(c["message"] for c in d["caveats"] if c["code"] == "missing_sensitivity")
     assert "critical-failure limit is not met" in text
+
+
+def test_pass_at_k_with_fewer_attempts_than_k_is_refused_in_words_that_say_why(tmp_path: Path) -> None:
+    from evalspec.errors import InputError
+
+    plan = study(tmp_path, _attempt_rows(3, 1, seed=2), attempts="{repeats: 3, rule: pass_at_k, k: 2}")
+    with pytest.raises(InputError) as err:
+        run(plan)
+    text = " ".join(d.message for d in err.value.diagnostics)
+    assert "at least k = 2 attempts" in text
