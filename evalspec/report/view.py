@@ -284,8 +284,11 @@ def _sampling_rows(claim: dict[str, Any], primary: dict[str, Any] | None) -> lis
         rows.append(("Interval", "none usable (the reason is given above)" if (primary or {}).get("why_uninformative")
                      else str(method)))
     elif method:  # the method by name is in "What the number covers" and the analyst box
-        rows.append(("Interval", f"{fmt.level(level)}, resampling the independent units"
+        rows.append(("Interval", f"{fmt.level(level)}, each cluster one independent unit"
                      if cov.get("clusters") else fmt.level(level)))
+        if cov.get("clusters"):  # what no sample can show (docs/coverage.md, heavy-tailed cluster sizes)
+            rows.append(("Assumes", "the clusters are a random sample of the population's, and none in it is far "
+                         "larger than the largest sampled"))
     return rows
 
 

@@ -57,7 +57,8 @@ def test_an_informative_interval_is_still_given_with_its_level(tmp_path: Path) -
     bca = "cluster bootstrap, bias-corrected and accelerated (BCa) interval"
     page1, body = text.split(" Contents ", 1)
     assert "(95% interval −3.0 to +11.0 points)." in page1  # page 1: the number and what it means
-    assert bca not in page1 and "Interval 95%, resampling the independent units" in page1
+    assert bca not in page1 and "Interval 95%, each cluster one independent unit" in page1
+    assert "Assumes the clusters are a random sample" in page1
     assert bca in body  # the method by name is in the body
     assert "Worth acting on from +3.0 points (dashed line)." in text
 
