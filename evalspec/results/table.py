@@ -172,6 +172,8 @@ def concat_columns(parts: list[np.ndarray]) -> np.ndarray:
     if not all(getattr(p, "codes", None) is not None for p in parts):
         return np.concatenate(parts)
     ucodes, merged = factorize(np.concatenate([np.array(p.uniques, dtype=np.object_) for p in parts]))
+    if all(_first_seen_codes(p.codes, len(p.uniques)) for p in parts):
+        return _merged_in_order(parts, ucodes, merged)
     pieces, offset = [], 0
     for p in parts:
         size = len(p.uniques)
@@ -194,6 +196,49 @@ def concat_columns(parts: list[np.ndarray]) -> np.ndarray:
             uniques = Texts.of(uniques, arrow_strings(values))  # typed in C later
         return LazyCoded(narrow_codes(out, order.size), uniques)
     return CodedColumn.of(out, uniques, distinct=True)
+
+
+def _first_seen_codes(codes: np.ndarray, n_values: int) -> bool:
+    """Whether ``codes`` (-1 = missing) number ``n_values`` values in the order they first appear, each used.
+
+    What every reader's codes are (:func:`factorize`, Arrow's dictionaries, the batch reader's
+    merge). Then the largest code so far grows by exactly one at each new value; comparisons
+    only, so narrow codes cannot overflow.
+    """
+    if codes.shape[0] == 0:
+        return n_values == 0
+    top = np.maximum.accumulate(codes)
+    steps = top[np.flatnonzero(top[1:] != top[:-1]) + 1].astype(np.int64)
+    start = int(top[0])
+    return (start in (-1, 0) and int(top[-1]) == n_values - 1
+            and bool(np.array_equal(steps, np.arange(start + 1, start + 1 + steps.shape[0]))))
+
+
+def _merged_in_order(parts: list[Any], ucodes: np.ndarray, merged: np.ndarray) -> np.ndarray:
+    """:func:`concat_columns` of parts whose codes are in first-seen order, in time linear in the rows.
+
+    The values then first appear over the rows in the order of the parts' uniques laid end to
+    end, which is the order :func:`factorize` numbered ``merged`` in: no renumbering (the general
+    path finds that order by sorting every row's code).
+    """
+    dtype = narrow_codes(np.zeros(0, dtype=np.int64), len(merged)).dtype
+    out = np.empty(sum(len(p) for p in parts), dtype=dtype)
+    at = offset = 0
+    for p in parts:
+        size = len(p.uniques)
+        remap = np.append(ucodes[offset:offset + size], -1).astype(dtype)  # code -1 (missing) stays -1
+        codes = p.codes
+        out[at:at + len(codes)] = remap[codes]  # (remap's last entry: code -1 indexes it)
+        at += len(codes)
+        offset += size
+    uniques = np.empty(len(merged), dtype=object)
+    uniques[:] = list(merged)
+    if any(isinstance(p, LazyCoded) for p in parts):  # read in batches: stays codes
+        values = uniques.tolist()
+        if values and all(v.__class__ is str for v in values):
+            uniques = Texts.of(uniques, arrow_strings(values))  # typed in C later
+        return LazyCoded(out, uniques)
+    return CodedColumn.of(out.astype(np.int64), uniques, distinct=True)
 
 
 def _factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -282,12 +282,18 @@ _values = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_fro
 
 
 @settings(max_examples=300, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.lists(_values, max_size=12), min_size=2, max_size=5), st.booleans())
-def test_concatenated_coded_columns_factorize_as_the_plain_concatenation(files: list[list], coded_last: bool) -> None:
-    """Merging the readers' codes of several files gives :func:`factorize`'s codes of the plain concatenation."""
+@given(st.lists(st.lists(_values, max_size=12), min_size=2, max_size=5), st.booleans(), st.sampled_from(
+    ["first-seen", "reversed", "lazy"]))
+def test_concatenated_coded_columns_factorize_as_the_plain_concatenation(files: list[list], coded_last: bool,
+                                                                        order: str) -> None:
+    """Merging the readers' codes of several files gives :func:`factorize`'s codes of the plain concatenation.
+
+    Codes in first-seen order (every reader's) take the linear path; a part whose uniques are
+    in another order (``reversed``) takes the general one; ``lazy``: parts read in batches.
+    """
     import numpy as np
 
-    from evalspec.results.values import CodedColumn
+    from evalspec.results.values import CodedColumn, LazyCoded
     from evalspec.results.table import concat_columns, factorize
 
     def plain(values: list) -> np.ndarray:
@@ -300,7 +306,12 @@ def test_concatenated_coded_columns_factorize_as_the_plain_concatenation(files: 
         col = plain(values)
         if coded_last or i < len(files) - 1:
             codes, uniques = factorize(col)
-            col = CodedColumn.of(codes.astype(np.int32), uniques, distinct=True)
+            if order == "reversed" and i == 0 and len(uniques) > 1:  # the same values, numbered last-seen first
+                codes, uniques = np.where(codes >= 0, len(uniques) - 1 - codes, -1), uniques[::-1].copy()
+            if order == "lazy" and None not in uniques.tolist():
+                col = LazyCoded(codes.astype(np.int8), uniques)
+            else:
+                col = CodedColumn.of(codes.astype(np.int32), uniques, distinct=True)
         parts.append(col)
     merged = concat_columns(parts)
     want_codes, want_uniques = factorize(np.concatenate([plain(v) for v in files]))
