@@ -16,7 +16,10 @@ what is false, before and after the rule:
   worth_acting_on, and how often once a verdict that changes with those cases counted as
   failures is made inconclusive.
 
-Run: ``python benchmarks/verdict_error_rates.py [sequential|order|missing|all] --reps N``
+* ``small_n`` (study 33): exact enumeration of the primary's one-sided error with few independent
+  pass/fail cases, Newcombe's interval against the exact one ``method: auto`` now uses.
+
+Run: ``python benchmarks/verdict_error_rates.py [sequential|order|missing|small_n|all] --reps N``
 (defaults keep each under a minute on one core).
 """
 
@@ -103,16 +106,21 @@ def missing(reps: int, n: int = 1000, d: float = 0.02, seed: int = 3) -> dict[st
     return {"worth_acting_on_interval_alone": plain / reps, "worth_acting_on_with_sensitivity": guarded / reps}
 
 
-def small_n(reps: int, sizes: tuple[int, ...] = (10, 20, 30), grid: int = 30) -> dict[str, float]:
-    """Exact one-sided error of the primary Newcombe interval at the superiority boundary (truth 0, d = 0).
+def small_n(reps: int, sizes: tuple[int, ...] = (10, 20, 30), grid: int = 30,
+            boundaries: tuple[float, ...] = (-0.05, 0.0, 0.05)) -> dict[str, float]:
+    """Exact one-sided error of the primary's lower end at the null boundary, Newcombe vs the exact interval.
 
-    Enumerates every 2x2 table of n paired cases (no simulation; ``reps`` is unused) under
-    p10 = p01 on a grid, concordant cases split 0/50/100 % between both-pass and both-fail, and
-    returns the largest P(lower bound > 0) over that grid, per n. Nominal: 2.5 %.
+    Enumerates every 2x2 table of n paired cases (no simulation; ``reps`` is unused). Newcombe: at
+    truth 0 (p10 = p01 on a grid, concordant cases split 0/50/100 % between both-pass and both-fail),
+    the largest P(lower bound > 0). The exact interval (``method: auto`` up to
+    ``EXACT_INTERVAL_MAX_CASES`` cases; it depends on b, c, n only): the largest P(lower bound > d)
+    at truth d = p10 - p01 for each boundary d (0: a gain; +m: worth acting on at a margin m; -m:
+    non-inferiority), over a grid of the discordance probability. Nominal: 2.5 %.
     """
     import math
 
     from evalspec.stats.paired import paired_difference_interval
+    from evalspec.stats.paired_exact import paired_exact_interval
 
     out = {}
     for n in sizes:
@@ -133,7 +141,18 @@ def small_n(reps: int, sizes: tuple[int, ...] = (10, 20, 30), grid: int = 30) ->
                             if paired_difference_interval(a, b, c, r - a, confidence_level=0.95).low > 0:
                                 tot += q
                 worst = max(worst, tot)
-        out[f"n={n}"] = worst
+        out[f"newcombe n={n} d=0"] = worst
+        lowest = min(boundaries)
+        lower = {(b, c): paired_exact_interval(b, c, n, 0.95)[0]
+                 for b in range(n + 1) for c in range(n + 1 - b) if (b - c) / n > lowest}  # low <= estimate
+        for d in boundaries:
+            worst = 0.0
+            for pi in np.linspace(abs(d), 1.0, 201)[1:]:
+                p10, p01 = (pi + d) / 2, (pi - d) / 2
+                tot = sum(math.comb(n, b) * math.comb(n - b, c) * p10**b * p01**c * (1 - pi) ** (n - b - c)
+                          for (b, c), low in lower.items() if low > d + 1e-12)
+                worst = max(worst, tot)
+            out[f"exact n={n} d={d:+g}"] = worst
     return out
 
 

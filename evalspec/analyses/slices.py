@@ -64,7 +64,7 @@ from evalspec.analyses.contract import (
     did_you_mean,
     entries,
 )
-from evalspec.analyses.paired import PairedCore, PairedMethod
+from evalspec.analyses.paired import EXACT_INTERVAL_MAX_CASES, EXACT_INTERVAL_METHOD, PairedCore, PairedMethod
 from evalspec.labels import value_label as _label
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,15 +72,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalspec.analyses.contract import Context
 
-__all__ = ["EXACT_INTERVAL_MAX_CASES", "KIND", "MIN_LOSS_CASES", "SLICE_RESAMPLES", "SlicesParams", "SlicesResult", "compute", "holm"]
+__all__ = ["EXACT_INTERVAL_MAX_CASES", "EXACT_INTERVAL_METHOD", "KIND", "MIN_LOSS_CASES", "SLICE_RESAMPLES", "SlicesParams", "SlicesResult", "compute", "holm"]
 
 #: Bootstrap resamples per slice group when the paired method is the bootstrap.
 SLICE_RESAMPLES = 2000
 
-#: Groups of independent pass/fail cases up to this size show the interval that inverts the exact
-#: unconditional test (method auto); larger groups show Newcombe's, which holds its level there.
-EXACT_INTERVAL_MAX_CASES = 100
-EXACT_INTERVAL_METHOD = "exact (inverted exact unconditional test, Sidik 2003)"
 
 #: The fewest independent paired cases with which the exact test can show a loss at one-sided
 #: 2.5 % (any margin >= 0): fewer are never a material loss (checked by the tests).
@@ -227,25 +223,7 @@ class _Runner:
             return None
         if got[0].bootstrap is not None:
             self.bootstrapped = True
-        return self._exact(got[0], mask, level)
-
-    def _exact(self, core: PairedCore, mask: np.ndarray, level: float) -> PairedCore:
-        """A small group of independent pass/fail cases under method auto: the interval that inverts the
-        exact test the loss flag uses (:func:`evalspec.stats.paired_exact.paired_exact_interval`), so the
-        displayed bound and the finding agree; Newcombe's interval is too narrow at small n."""
-        assert self.comparison is not None
-        if self.params.paired_method != "auto" or not core.informative:
-            return core
-        pair = self.ctx.pair(self.comparison[0], self.comparison[1], mask)
-        n = int(pair.x.size)
-        if not (self.ctx.outcomes.binary and pair.clusters is None and 0 < n <= EXACT_INTERVAL_MAX_CASES):
-            return core
-        from evalspec.stats.paired_exact import paired_exact_interval
-
-        b = int(((pair.x == 1) & (pair.y == 0)).sum())
-        c = int(((pair.x == 0) & (pair.y == 1)).sum())
-        low, high = paired_exact_interval(b, c, n, level)
-        return core.model_copy(update={"low": low, "high": high, "method": EXACT_INTERVAL_METHOD})
+        return got[0]  # a small group of independent pass/fail cases: the exact interval (as the primary)
 
     def pvalue_loss(self, mask: np.ndarray) -> tuple[float, str]:
         """One-sided p of H0 δ ≥ −m and how it was computed.

@@ -69,7 +69,8 @@ B6 = [1, 0, 0, 0, 1, 1]   # a = 2 (c1, c6), b = 2 (c2, c3), c = 1 (c5), d = 1 (c
 def test_paired_difference_table_ids_mcnemar() -> None:
     ctx = ctx_two(A6, B6)
     res = get("paired_difference")(ctx, PairedDifferenceParams(kind="paired_difference"))
-    assert res["method"] == "newcombe"            # auto without clusters
+    # auto without clusters, at most 100 pass/fail cases: the interval of the exact unconditional test
+    assert res["method"] == "exact (inverted exact unconditional test, Sidik 2003)"
     assert res["table"] == {"a": 2, "b": 2, "c": 1, "d": 1, "n": 6}
     assert res["estimate"] == pytest.approx(1 / 6)
     assert [d["case"] for d in res["disagreements"]["candidate_only"]] == ["c2", "c3"]
