@@ -96,8 +96,8 @@ class SlicesParams(AnalysisParams):
     )
     method: ProportionMethod = Field("wilson", description="Interval method for per-slice pass rates.")
     paired_method: PairedMethod = Field(
-        "auto", description="Interval method for per-slice paired differences ('auto' = as the primary comparison, "
-        "but a group of at most 100 independent pass/fail cases shows the interval of the exact test that flags a "
+        "auto", description="Interval method for per-slice paired differences ('auto' = as the primary comparison: "
+        "a group of at most 100 independent pass/fail cases shows the interval of the exact test that flags a "
         "loss)."
     )
     confidence_level: ConfidenceLevel | None = Field(None, description="Defaults to decision.confidence_level.")
