@@ -226,16 +226,19 @@ def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pass
         return CaseOutcomes(values=values, attempts=attempts, rule=rule, k=k)
     order = attempt_order(cand, case, repeat)
     c, i, p = cand[order], case[order], passed[order]
-    g = c * (n_cases + 1) + i
-    start = np.r_[True, g[1:] != g[:-1]]
-    rank = attempt_ranks(cand, case, order)[0][order]
-    if rule == "first":
-        use = rank == 0
-    elif rule == "best_of_k":
-        use = rank < int(k or 1)
-    else:
-        use = np.ones(len(g), dtype=bool)
-    cu, iu, pu, su = c[use], i[use], p[use], start[use]
+    del order
+    start = np.empty(len(c), dtype=bool)  # where each (candidate, case) group starts, in attempt order
+    start[0] = True
+    np.not_equal(c[1:], c[:-1], out=start[1:])
+    start[1:] |= i[1:] != i[:-1]
+    if rule in ("first", "best_of_k"):  # each attempt's rank in its group, in the sorted order itself
+        first = np.flatnonzero(start)
+        rank = np.arange(len(c)) - np.repeat(first, np.diff(np.r_[first, len(c)]))
+        use = rank == 0 if rule == "first" else rank < int(k or 1)
+        del rank
+        cu, iu, pu, su = c[use], i[use], p[use], start[use]
+    else:  # every attempt counts: no copies (10M rows: 80 MB each)
+        cu, iu, pu, su = c, i, p, start
     bounds = np.flatnonzero(su)
     sums = np.add.reduceat(pu, bounds)
     counts = np.diff(np.r_[bounds, len(pu)])
