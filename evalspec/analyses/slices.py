@@ -32,7 +32,7 @@ Displayed interval of a small group
     (:func:`evalspec.stats.paired_exact.paired_exact_interval`): its upper end lies below −m exactly
     when the test shows a loss at the interval's one-sided level, so the bound on the page and the
     finding agree, and each end's error is at most its one-sided level at every n. Larger groups show
-    Newcombe's interval, whose level holds there.
+    Newcombe's interval, whose one-sided error stays near its level there (2.5-2.8 %; docs/decision.md).
 
 Smallest group that can show a loss
     With the exact test, a group of independent cases needs at least
