@@ -592,6 +592,13 @@ def _caveats(result: JudgeCorrectedResult, params: JudgeCorrectedParams, disagre
     if params.primary and c is not None and not c.informative:
         out.append(Caveat(code="uninformative_interval", severity="verdict",
                           message=f"The corrected interval cannot decide anything: {c.why_uninformative}."))
+    if params.primary and c is not None and c.informative and params.power_tuning != 0:
+        out.append(Caveat(code="corrected_level_approximate", severity="verdict", message=(
+            "The corrected interval uses the judge's labels with a weight tuned on the same labelled cases, so it "
+            "holds the truth a little less often than stated: in simulations with 100 labelled cases among 2,000 it "
+            "held it in 94.1% of studies for a stated 95%, and wrongly excluded it on one side in up to 3.4% "
+            "rather than 2.5%. Label more cases, or set power_tuning: 0 (people's labels only, a wider interval) "
+            "where that matters.")))
     if result.error_gap is not None and result.error_gap >= params.material_error_gap:
         rates = ", ".join(f"{n} {e.judge_error_rate:.1%}" for n, e in result.candidates.items()
                           if e.judge_error_rate is not None)

@@ -278,3 +278,33 @@ def test_cluster_bootstrap_interval_is_shown_and_can_be_the_one_offered() -> Non
     boot = compute(ctx, params(primary=True, seed=3, resamples=1000, interval="cluster_bootstrap"))
     assert boot.offers.primary.low == pytest.approx(ref.low) and "bootstrap" in boot.offers.primary.method
     assert "interval" not in params().model_dump()  # unset: the plan's hash is unchanged
+
+
+def test_a_primary_corrected_interval_with_the_judges_term_states_its_approximate_level(tmp_path: Path) -> None:
+    """Simulated coverage of the tuned PPI++ interval is up to a point short (docs/judge_and_ranking.md): said
+    beside the verdict when the verdict reads it, and not when power_tuning: 0 (people's labels only)."""
+    import yaml
+    from click.testing import CliRunner
+
+    from evalspec.cli import cli
+
+    example = ROOT / "examples" / "judge-leaderboard"
+    codes = {}
+    for tuning in (None, 0):
+        folder = tmp_path / f"t{tuning}"
+        folder.mkdir()
+        for name in ("results.jsonl", "labelled.txt"):
+            (folder / name).write_bytes((example / name).read_bytes())
+        plan = yaml.safe_load((example / "plan.yaml").read_text(encoding="utf-8"))
+        jc = next(a for a in plan["analyses"] if a["kind"] == "judge_corrected")
+        if tuning is not None:
+            jc["power_tuning"] = tuning
+        (folder / "plan.yaml").write_text("# evalspec plan\n" + yaml.safe_dump(plan, sort_keys=False), encoding="utf-8")
+        res = CliRunner().invoke(cli, ["run", str(folder / "plan.yaml"), "--out", str(folder / "out")],
+                                 env={"SOURCE_DATE_EPOCH": "1796126400", "EVALSPEC_NO_REPORT": "1"})
+        assert res.exit_code == 0, res.output
+        claim = json.loads((folder / "out" / "claim.json").read_text())
+        assert claim["decision"]["primary_analysis"] is not None
+        codes[tuning] = {c["code"] for c in claim["decision"]["caveats"]}
+    assert "corrected_level_approximate" in codes[None]
+    assert "corrected_level_approximate" not in codes[0]
