@@ -343,6 +343,21 @@ def _cluster_t_core(diff: np.ndarray, clusters: np.ndarray, base: dict[str, Any]
                                clipped=bool(ct.low < -1.0 or ct.high > 1.0)), notes=notes)
 
 
+def _method_used(rule: str, method: str, *, binary: bool, declared: bool, notes: list[str]) -> str:
+    """The interval method the plan's ``method`` means for these outcomes (a note when it had to change)."""
+    if binary:
+        return ("cluster_t" if declared else "newcombe") if method == "auto" else method
+    used = method
+    if method not in CLUSTER_METHODS:
+        if method != "auto":
+            notes.append(f"Attempt rule {rule!r} gives fractional case outcomes, so the 2x2 table is undefined; "
+                         f"cluster_t was used instead of the plan's {method!r}.")
+        used = "cluster_t"
+    if not declared:
+        notes.append(f"Attempt rule {rule!r}: no cluster is declared, so every case is its own unit.")
+    return used
+
+
 def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str, level: float,
               resamples: int, seed: int, bootstrap_interval: str, correction: str) -> PairedCore:
     import numpy as np
@@ -361,19 +376,7 @@ def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str,
     table = _table(pair) if binary else None
     one_sided = 1 - (1 - level) / 2
 
-    used = method
-    if not binary:
-        if method not in CLUSTER_METHODS:
-            if method != "auto":
-                notes.append(f"Attempt rule {ctx.outcomes.rule!r} gives fractional case outcomes, so the 2x2 table "
-                             "is undefined; "
-                             f"cluster_t was used instead of the plan's {method!r}.")
-            used = "cluster_t"
-        if not declared:
-            notes.append(f"Attempt rule {ctx.outcomes.rule!r}: no cluster is declared, so every case is its own unit.")
-    elif method == "auto":
-        used = "cluster_t" if declared else "newcombe"
-
+    used = _method_used(ctx.outcomes.rule, method, binary=binary, declared=declared, notes=notes)
     base: dict[str, Any] = {"n": n, "confidence_level": level, "one_sided_level": one_sided, "table": table,
                             "units": n_units, "unit_name": unit}
 
