@@ -14,15 +14,12 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic
+from evalspec.results.checks import version_change, version_notes, versions_change
 from evalspec.results.values import CodedColumn
 from evalspec.labels import identifier_label as _label
 from evalspec.results.table import factorize, missing_mask
 
 __all__ = ["check_case_table"]
-
-
-def _fmt_counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k!r} ({v} rows)" for k, v in counts.items())
 
 
 def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarray, case: np.ndarray,
@@ -187,28 +184,17 @@ def _version_checks(t: Any, cand: np.ndarray, version: np.ndarray | None, vlabel
         seen = {v: int(c) for v, c in sorted(zip(vlabels, per.tolist()), key=lambda p: str(p[0])) if c}
         seen_all[name] = seen
         declared = plan.candidates[name].version
-        declared_list = declared if isinstance(declared, list) else ([declared] if declared is not None else [])
-        if len(seen) > 1 and not (isinstance(declared, list) and set(seen) <= set(declared)):
+        if versions_change(seen, declared):
             firsts = []
             for v in seen:
                 f, ln = t.where(int(np.flatnonzero(mine & (version == vlabels.index(v)))[0]))
                 firsts.append(f"{v!r} first at {f}:{ln}")
-            t.problems.append(Diagnostic(
-                file=firsts and t.where(int(np.flatnonzero(mine)[0]))[0], key=plan.data.columns.model_version,
-                message=f"candidate {name!r}: the model version changes inside the data: {_fmt_counts(seen)}; "
-                f"evalspec will not pool runs across a model update ({'; '.join(firsts)})",
-                hint=f"split the run by version, or, to pool knowingly, declare candidates.{name}.version "
-                f"as a list: [{', '.join(seen)}]"))
-        elif len(seen) > 1:
-            t.version_detected.append({"code": "pooled_versions",
-                                       "message": f"Candidate {name} pools the declared model versions "
-                                       f"{_fmt_counts(seen)}; the result describes the mixture, not one stable "
-                                       "configuration."})
-        elif len(seen) == 1 and declared_list and next(iter(seen)) not in [str(d) for d in declared_list]:
-            t.version_deviations.append({"code": "version_mismatch",
-                                         "message": f"Candidate {name} was declared as version "
-                                         f"{', '.join(map(str, declared_list))} but the results show "
-                                         f"{next(iter(seen))!r} on every row."})
+            t.problems.append(version_change(name, seen, firsts, plan.data.columns.model_version,
+                                             firsts and t.where(int(np.flatnonzero(mine)[0]))[0]))
+            continue
+        detected, deviation = version_notes(name, seen, declared)
+        t.version_detected += [detected] if detected else []
+        t.version_deviations += [deviation] if deviation else []
     return seen_all
 
 

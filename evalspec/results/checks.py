@@ -46,6 +46,43 @@ def _fmt_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{k!r} ({v} rows)" for k, v in counts.items())
 
 
+def declared_versions(declared: Any) -> list[Any]:
+    """A candidate's declared model version(s) as a list (empty when none is declared)."""
+    return declared if isinstance(declared, list) else ([declared] if declared is not None else [])
+
+
+def versions_change(seen: dict[str, int], declared: Any) -> bool:
+    """More than one version among the rows, not all of them in a declared list: refused (not pooled)."""
+    return len(seen) > 1 and not (isinstance(declared, list) and set(seen) <= set(declared))
+
+
+def version_change(name: str, seen: dict[str, int], firsts: list[str], key: str, file: Any,
+                   line: int | None = None) -> Diagnostic:
+    """The refusal of a candidate whose model version changes inside the data (``firsts``: where each began)."""
+    return Diagnostic(
+        file=file, line=line, key=key,
+        message=f"candidate {name!r}: the model version changes inside the data: {_fmt_counts(seen)}; "
+        f"evalspec will not pool runs across a model update ({'; '.join(firsts)})",
+        hint=f"split the run by version, or, to pool knowingly, declare candidates.{name}.version "
+        f"as a list: [{', '.join(seen)}]",
+    )
+
+
+def version_notes(name: str, seen: dict[str, int], declared: Any) -> tuple[dict[str, str] | None,
+                                                                            dict[str, str] | None]:
+    """(detected, deviation) for versions that are not refused: pooled declared versions, or another version."""
+    declared_list = declared_versions(declared)
+    if len(seen) > 1:
+        return {"code": "pooled_versions",
+                "message": f"Candidate {name} pools the declared model versions {_fmt_counts(seen)}; the result "
+                "describes the mixture, not one stable configuration."}, None
+    if len(seen) == 1 and declared_list and next(iter(seen)) not in [str(d) for d in declared_list]:
+        return None, {"code": "version_mismatch",
+                      "message": f"Candidate {name} was declared as version {', '.join(map(str, declared_list))} "
+                      f"but the results show {next(iter(seen))!r} on every row."}
+    return None, None
+
+
 def check_results(tidy: Tidy, plan: Any) -> Checked:
     """Run every check of the results against ``plan``; raise on fatal findings.
 
@@ -149,8 +186,7 @@ def version_changes(tidy: Tidy, plan: Any, out: Checked) -> list[Diagnostic]:
             seen = {str(u): int(c) for u, c in sorted(zip(vuniq_all, cnt), key=lambda t: str(t[0])) if c}
         out.versions_seen[name] = seen
         declared = plan.candidates[name].version
-        declared_list = declared if isinstance(declared, list) else ([declared] if declared is not None else [])
-        if len(seen) > 1 and not (isinstance(declared, list) and set(seen) <= set(declared)):
+        if versions_change(seen, declared):
             firsts = []
             first_rows = []
             code_of = {str(u): k for k, u in enumerate(vuniq_all)}
@@ -160,23 +196,12 @@ def version_changes(tidy: Tidy, plan: Any, out: Checked) -> list[Diagnostic]:
                 f, ln = tidy.where(int(i))
                 firsts.append(f"{v!r} first at {f}:{ln}")
             change_file, change_line = tidy.where(sorted(first_rows)[1])
-            problems.append(Diagnostic(
-                file=change_file, line=change_line, key=plan.data.columns.model_version,
-                message=f"candidate {name!r}: the model version changes inside the data: {_fmt_counts(seen)}; "
-                f"evalspec will not pool runs across a model update ({'; '.join(firsts)})",
-                hint=f"split the run by version, or, to pool knowingly, declare candidates.{name}.version "
-                f"as a list: [{', '.join(seen)}]",
-            ))
-        elif len(seen) > 1:
-            out.detected.append({"code": "pooled_versions",
-                                 "message": f"Candidate {name} pools the declared model versions "
-                                 f"{_fmt_counts(seen)}; the result describes the mixture, not one stable "
-                                 "configuration."})
-        elif len(seen) == 1 and declared_list and next(iter(seen)) not in [str(d) for d in declared_list]:
-            out.deviations.append({"code": "version_mismatch",
-                                   "message": f"Candidate {name} was declared as version "
-                                   f"{', '.join(map(str, declared_list))} but the results show "
-                                   f"{next(iter(seen))!r} on every row."})
+            problems.append(version_change(name, seen, firsts, plan.data.columns.model_version, change_file,
+                                           change_line))
+            continue
+        detected, deviation = version_notes(name, seen, declared)
+        out.detected += [detected] if detected else []
+        out.deviations += [deviation] if deviation else []
     return problems
 
 

@@ -128,6 +128,19 @@ def test_two_versions_of_one_case_are_refused_with_why(tmp_path: Path) -> None:
     assert any("two versions" in d.message for d in err.diagnostics)
 
 
+def test_a_version_change_inside_a_candidates_data_is_refused_as_for_attempt_rows(tmp_path: Path) -> None:
+    """One wording for both paths (results.checks.version_change): A's later cases ran on another version."""
+    def change(rows: list) -> None:
+        mine = [r for r in rows if r["model"] == "A"]
+        for r in mine[len(mine) // 2:]:
+            r["ver"] = "v2"
+
+    err = _run_bad(tmp_path, change)
+    (d,) = [d for d in err.diagnostics if "model version changes inside the data" in d.message]
+    assert d.key == "ver" and "candidate 'A'" in d.message and "'v1'" in d.message and "'v2'" in d.message
+    assert "declare candidates.A.version as a list: [v1, v2]" in (d.hint or "")
+
+
 @pytest.mark.parametrize(("column", "value", "words"), [
     ("duplicate_attempts", 1, "the same attempt appears twice"),
     ("passes", 9, "more passes than attempts"),
