@@ -99,7 +99,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.commands.power", "evalspec.commands.report", "evalspec.commands.run", "evalspec.commands.reduce_sql",
         "evalspec.commands.schema", "evalspec.commands.tbg", "evalspec.commands.validate",
         "evalspec.commands.attest", "evalspec.commands.gate", "evalspec.commands.validate_data", "evalspec.commands.diff",
-        "evalspec.commands.order", "evalspec.commands.draw_labels",
+        "evalspec.commands.order", "evalspec.commands.draw_labels", "evalspec.commands.beside_plan",
     ),
 }
 

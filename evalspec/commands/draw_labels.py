@@ -99,7 +99,7 @@ def _subset(loaded: Any, index: int | None) -> tuple[int, Any]:
 @click.option("--force", is_flag=True, help="Replace an existing draw file with other content.")
 def draw_labels(plan: str, cases_file: Path, index: int | None, out_name: str, force: bool) -> None:
     """Draw the random subset of PLAN's cases that people label, and print its labelled_subset entry."""
-    from evalspec._atomic import write_text_atomic
+    from evalspec.commands.beside_plan import write_beside_plan
     from evalspec.errors import Diagnostic, InputError
     from evalspec.label_draw import draw_labelled
     from evalspec.plan.load import load_plan
@@ -116,26 +116,14 @@ def draw_labels(plan: str, cases_file: Path, index: int | None, out_name: str, f
                               selection=ls.selection)
     except ValueError as exc:
         raise InputError(f"{cases_file}: {exc}", [Diagnostic(file=str(cases_file), message=str(exc))]) from None
-    name = Path(out_name)
-    if name.is_absolute() or ".." in name.parts or len(name.parts) != 1:
-        raise click.UsageError("--out names a file beside the plan (no folder, no '..')")
-    target = Path(plan).parent / name
     text = drawn.text()
-    if target.exists() and not force:
-        try:
-            same = target.read_text(encoding="utf-8") == text
-        except (OSError, UnicodeDecodeError):
-            same = False
-        if not same:
-            raise InputError(f"{target}: a draw is already there", [Diagnostic(
-                file=str(target), message="a draw file with other content already exists; a preregistered draw is "
-                "made once", hint="keep it, or pass --force before anyone labelled")])
-    write_text_atomic(target, text)
+    target = write_beside_plan(plan, out_name, text, force=force, what="a draw", made="draw is made once",
+                               hint="keep it, or pass --force before anyone labelled")
     click.echo(f"{plan}: drew {len(drawn.cases)} of {len(cases)} cases for people to label ({drawn.population} "
                f"{'clusters' if ls.unit == 'cluster' else 'cases'} drawn from, seed {seed}) into {target}; set "
                f"analyses[{i}].labelled_subset to this, then lock the plan:")
     fields = [f"selection: {ls.selection}", f"fraction: {ls.fraction}", f"seed: {seed}", f"unit: {ls.unit}"]
     if ls.strata is not None:
         fields.append(f"strata: {ls.strata}")
-    fields += [f"file: {name.as_posix()}", f"sha256: {drawn.sha256()}"]
+    fields += [f"file: {target.name}", f"sha256: {drawn.sha256()}"]
     click.echo("labelled_subset: {" + ", ".join(fields) + "}")

@@ -69,8 +69,7 @@ def _read_cases(path: Path, case_col: str, cluster_col: str | None) -> tuple[lis
 @click.option("--force", is_flag=True, help="Replace an existing order file with other content.")
 def order(plan: str, cases_file: Path, seed: int | None, out_name: str, force: bool) -> None:
     """Draw the random case order for PLAN's sequential design and print its stopping.order entry."""
-    from evalspec._atomic import write_text_atomic
-    from evalspec.errors import Diagnostic, InputError
+    from evalspec.commands.beside_plan import write_beside_plan
     from evalspec.plan.load import load_plan
     from evalspec.unit_order import draw_order
 
@@ -82,23 +81,11 @@ def order(plan: str, cases_file: Path, seed: int | None, out_name: str, force: b
     if seed is None:
         seed = int(hashlib.sha256(str(loaded.plan.id).encode("utf-8")).hexdigest()[:8], 16)
     drawn = draw_order(cases, clusters, seed)
-    name = Path(out_name)
-    if name.is_absolute() or ".." in name.parts or len(name.parts) != 1:
-        raise click.UsageError("--out names a file beside the plan (no folder, no '..')")
-    target = Path(plan).parent / name
     text = drawn.text()
-    if target.exists() and not force:
-        try:
-            same = target.read_text(encoding="utf-8") == text
-        except (OSError, UnicodeDecodeError):
-            same = False
-        if not same:
-            raise InputError(f"{target}: an order is already there", [Diagnostic(
-                file=str(target), message="an order file with other content already exists; a preregistered order "
-                "is drawn once", hint="keep it, or pass --force before any result was collected")])
-    write_text_atomic(target, text)
+    target = write_beside_plan(plan, out_name, text, force=force, what="an order", made="order is drawn once",
+                               hint="keep it, or pass --force before any result was collected")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     what = f"{len(set(clusters))} clusters of {len(cases)} cases" if units.cluster else f"{len(cases)} cases"
     click.echo(f"{plan}: wrote the order of {what} to {target} (seed {seed}); add to the plan, then lock it:")
     click.echo("stopping:")
-    click.echo(f"  order: {{file: {name.as_posix()}, sha256: {digest}, seed: {seed}}}")
+    click.echo(f"  order: {{file: {target.name}, sha256: {digest}, seed: {seed}}}")
