@@ -6,9 +6,13 @@ timestamps; the generator of ``bench_run.py``); peak memory is each process's ow
 ``ru_maxrss``. "work" is the time after imports; "process" the whole command.
 
 * ``--rows N`` (default 1,000,000 rows of JSONL): ``pyarrow.json.read_json`` (bare read) next to
-  evalspec's read in record batches, its whole-file read, and ``evalspec run --no-report``.
-  Targets: evalspec read work <= 2x the bare parse; ``evalspec run`` process <= 2.5x the bare
-  read's process.
+  evalspec's read in record batches, its whole-file read, and ``evalspec run --no-report``, in
+  ``--repeat`` rounds (default 3), each round the four one after the other; every round is
+  printed. Targets: evalspec read work <= 2x the bare parse; ``evalspec run`` process <= 2.5x
+  the bare read's process. "work" starts once the modules the read uses are imported (for the
+  bare read ``pyarrow.json``; for evalspec ``pyarrow.json`` and ``pyarrow.compute`` too, which
+  its read imports when it first needs them). ``--phases`` adds one ``evalspec run`` timed step
+  by step (imports, plan, read, table and checks, attempts, analyses, claim, ledger, writing).
 * ``--scale 1000000,2000000,5000000,10000000``: ``evalspec run --no-report`` at several sizes
   of JSONL: seconds and peak memory per row (target: linear in rows, peak <= 1.5 GiB at 10M).
 * ``--parquet N``: N rows as a Hive-partitioned Parquet folder (``candidate=A/part-*.parquet``):
@@ -16,9 +20,13 @@ timestamps; the generator of ``bench_run.py``); peak memory is each process's ow
   --no-report`` (targets at 100M: runs, peak <= 2 GiB, within 3x the scan).
 
 Data is generated under ``--dir`` (default ``/tmp/stream-bench``), outside the repository, and
-reused when present. The CPU may be shared: read the ratios, not the seconds. Usage::
+reused when present. Every child runs with bytecode cached under ``--dir`` (``PYTHONPYCACHEPREFIX``,
+warmed on a small file first), as an installed package runs; without it (``PYTHONDONTWRITEBYTECODE``)
+each ``evalspec run`` would compile its own modules again, about 0.2 s. The CPU may be shared: read
+the ratios, not the seconds. Usage::
 
-    .venv/bin/python benchmarks/bench_read.py                       # 1M rows, the four rows side by side
+    .venv/bin/python benchmarks/bench_read.py                       # 1M rows, the four rows side by side, 3 rounds
+    .venv/bin/python benchmarks/bench_read.py --repeat 5 --phases    # 5 rounds, then one run step by step
     .venv/bin/python benchmarks/bench_read.py --scale 1000000,5000000,10000000
     .venv/bin/python benchmarks/bench_read.py --parquet 10000000
 """
@@ -57,6 +65,7 @@ CHILD = textwrap.dedent("""
         readers.STREAM = mode == "read"
         from evalspec.plan import load_plan
         from evalspec.results import load_results
+        import pyarrow.compute, pyarrow.json  # imported by the read when it first needs them: not work
         loaded = load_plan(plan)
         t0 = time.perf_counter()
         n = load_results(loaded.plan, plan, loaded.diagnostic).tidy.n
@@ -81,9 +90,14 @@ def measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> d
     return res
 
 
-def _env() -> dict[str, str]:
-    return dict(os.environ, EVALSPEC_NO_REPORT="1", SOURCE_DATE_EPOCH="1796126400",
-                PYTHONPATH=str(ROOT.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def _env(base: Path | None = None) -> dict[str, str]:
+    """The children's environment: no report, a fixed creation time, this tree first, bytecode cached under ``base``."""
+    env = dict(os.environ, EVALSPEC_NO_REPORT="1", SOURCE_DATE_EPOCH="1796126400",
+               PYTHONPATH=str(ROOT.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if base is not None:  # as an installed package runs: compiled once, not on every start
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
+    return env
 
 
 def _jsonl(base: Path, rows: int) -> Path:
@@ -95,29 +109,108 @@ def _jsonl(base: Path, rows: int) -> Path:
     return folder / "plan.yaml"
 
 
-def _run(plan: Path) -> dict[str, float]:
+def _run(plan: Path, env: dict[str, str] | None = None) -> dict[str, float]:
     return measured([sys.executable, "-m", "evalspec", "run", str(plan), "--no-report", "--out",
-                     str(plan.parent / "out")], plan.parent, _env())
+                     str(plan.parent / "out")], plan.parent, env or _env())
 
 
-def side_by_side(base: Path, rows: int) -> None:
-    """The 1M-row targets: four alternatives on one file."""
+MODES = (("bare read_json", "bare"), ("evalspec read (batches)", "read"), ("evalspec read (whole file)", "whole"))
+
+
+def _warm(base: Path) -> None:
+    """Each child once on a small file (20,000 rows, 3.5 MiB: the batch path), so its bytecode is cached."""
+    small, env = _jsonl(base, 20_000), _env(base)
+    for _, mode in MODES:
+        measured([sys.executable, "-c", CHILD, mode, str(small)], small.parent, env)
+    _run(small, env)
+
+
+def side_by_side(base: Path, rows: int, repeat: int) -> None:
+    """The 1M-row targets: four alternatives on one file, ``repeat`` rounds (every round printed)."""
     plan = _jsonl(base, rows)
     size = (plan.parent / "results.jsonl").stat().st_size
-    py = sys.executable
-    res = {name: measured([py, "-c", CHILD, mode, str(plan)], plan.parent, _env())
-           for name, mode in (("bare read_json", "bare"), ("evalspec read (batches)", "read"),
-                              ("evalspec read (whole file)", "whole"))}
-    res["evalspec run --no-report"] = _run(plan)
+    _warm(base)
+    env, py = _env(base), sys.executable
     print(f"{rows:,} rows, {size / 2**20:.0f} MiB of JSONL (seconds; peak memory of each process)")
-    print(f"{'':28}{'work':>8}{'process':>9}{'peak MiB':>10}")
-    for name, r in res.items():
-        print(f"{name:28}{r.get('work', float('nan')):8.2f}{r['process']:9.2f}{r['peak_mib']:10.0f}")
-    bare, read, run = res["bare read_json"], res["evalspec read (batches)"], res["evalspec run --no-report"]
-    print(f"evalspec read work / bare parse work: {read['work'] / bare['work']:.2f}x (target <= 2x)")
-    print(f"evalspec run process / bare read process: {run['process'] / bare['process']:.2f}x (target <= 2.5x)")
-    whole = res["evalspec read (whole file)"]
-    print(f"batches / whole file: work {read['work'] / whole['work']:.2f}x, peak {read['peak_mib'] / whole['peak_mib']:.2f}x")
+    print(f"{'round':>5} {'':28}{'work':>8}{'process':>9}{'peak MiB':>10}")
+    ratios = []
+    for k in range(1, repeat + 1):
+        res = {name: measured([py, "-c", CHILD, mode, str(plan)], plan.parent, env) for name, mode in MODES}
+        res["evalspec run --no-report"] = _run(plan, env)
+        for name, r in res.items():
+            print(f"{k:5} {name:28}{r.get('work', float('nan')):8.2f}{r['process']:9.2f}{r['peak_mib']:10.0f}")
+        bare, read, run = res["bare read_json"], res["evalspec read (batches)"], res["evalspec run --no-report"]
+        whole = res["evalspec read (whole file)"]
+        ratios.append((read["work"] / bare["work"], run["process"] / bare["process"], read["work"] / whole["work"]))
+        print(f"{k:5} read work / bare parse work {ratios[-1][0]:.2f}x, run process / bare read process "
+              f"{ratios[-1][1]:.2f}x, batches / whole file work {ratios[-1][2]:.2f}x", flush=True)
+    for i, (what, target) in enumerate((("evalspec read work / bare parse work", 2.0),
+                                        ("evalspec run process / bare read process", 2.5))):
+        got = [r[i] for r in ratios]
+        print(f"{what}: {', '.join(f'{x:.2f}' for x in got)}x (target <= {target}x: met in "
+              f"{sum(x <= target for x in got)} of {len(got)})")
+
+
+PHASES = textwrap.dedent("""
+    import atexit, json, sys, time
+    T = time.perf_counter
+    start, steps = T(), {}
+    def timed(mod, name, label):
+        f = getattr(mod, name)
+        def g(*a, **k):
+            t = T()
+            try:
+                return f(*a, **k)
+            finally:
+                steps[label] = steps.get(label, 0.0) + T() - t
+        setattr(mod, name, g)
+    import evalspec.cli, evalspec.commands.run, evalspec.looks, evalspec.results, evalspec.run as r
+    imported = T() - start
+    timed(r, "load_plan_for_run", "plan: load and validate")
+    timed(evalspec.results, "read_all", "read the results")
+    timed(r, "check_data", "read + table + checks")
+    timed(r, "_attempts_context", "attempt rule, case columns")
+    timed(r, "_analyse", "analyses")
+    timed(r, "run_plan", "run_plan (all of the above, decision, claim model)")
+    timed(evalspec.looks, "record_look", "ledger: process checks, seal, append")
+    timed(r, "write_claim", "write claim.json")
+    @atexit.register
+    def _out():
+        print(json.dumps({"steps": dict(steps, **{"imports before the command starts": imported}),
+                          "modules": [m for m in sys.modules if m != "__main__"]}))
+    sys.argv = ["evalspec"] + sys.argv[1:]
+    evalspec.cli.main()
+""")
+
+
+IMPORTS = textwrap.dedent("""
+    import importlib, json, sys, time
+    t0 = time.perf_counter()
+    for name in json.loads(sys.argv[1]):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a module that only loads inside its package's import
+            pass
+    print(json.dumps({"work": time.perf_counter() - t0}))
+""")
+
+
+def phases(plan: Path, base: Path) -> None:
+    """One ``evalspec run --no-report``, timed step by step (each step's time includes the imports it makes)."""
+    script = base / "phases.py"
+    script.write_text(PHASES, encoding="utf-8")
+    res = measured([sys.executable, str(script), "run", str(plan), "--no-report", "--out", str(plan.parent / "out")],
+                   plan.parent, _env(base))
+    steps: dict[str, float] = res["steps"]  # type: ignore[assignment]
+    imports = measured([sys.executable, "-c", IMPORTS, json.dumps(res["modules"])], plan.parent, _env(base))
+    read = steps.get("read the results", 0.0)
+    steps["table + checks"] = steps.pop("read + table + checks", 0.0) - read
+    print(f"evalspec run --no-report, step by step ({res['process']:.2f} s for the whole process; a step's "
+          "time includes the imports it makes):")
+    for name, t in steps.items():
+        print(f"  {name:52}{t:7.2f}")
+    print(f"  (importing the {len(res['modules'])} modules the run imported, in its order, in a fresh process: "
+          f"{imports['work']:.2f} s; the process {imports['process']:.2f} s)")
 
 
 def scale(base: Path, sizes: list[int]) -> None:
@@ -196,13 +289,17 @@ def main() -> None:
     ap.add_argument("--scale", type=str, default=None, help="comma-separated row counts (JSONL)")
     ap.add_argument("--parquet", type=int, default=None, help="rows of partitioned Parquet")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/stream-bench"))
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of the side-by-side default mode")
+    ap.add_argument("--phases", action="store_true", help="then one evalspec run timed step by step")
     args = ap.parse_args()
     if args.scale:
         scale(args.dir, [int(x) for x in args.scale.split(",")])
     elif args.parquet:
         parquet(args.dir, args.parquet)
     else:
-        side_by_side(args.dir, args.rows)
+        side_by_side(args.dir, args.rows, args.repeat)
+        if args.phases:
+            phases(_jsonl(args.dir, args.rows), args.dir)
 
 
 if __name__ == "__main__":
