@@ -311,8 +311,13 @@ def check_data(handle: _PlanHandle) -> tuple[Any, _Needs, dict[str, Any]]:
         from evalspec.results.case_table import load_case_table
 
         checked: Any = load_case_table(plan, handle.path, handle.diagnostic)
-    else:
-        checked = load_results(plan, handle.path, handle.diagnostic)
+    else:  # attempt rows: reduced to a case table while read where every analysis is served from counts
+        from evalspec.results.stream_reduce import stream_results
+        from evalspec.sensitivity_views import ATTEMPT_COUNT_RULES
+
+        checked = stream_results(plan, handle.path, handle.diagnostic, cut_rules=ATTEMPT_COUNT_RULES)
+        if checked is None:
+            checked = load_results(plan, handle.path, handle.diagnostic)
     needs = _needed_columns(handle, checked.tidy, kinds)
     attempt_columns(plan, checked.tidy.raw)  # the attempt rule's own columns (majority_answer)
     return checked, needs, kinds
@@ -376,7 +381,7 @@ def _evidence(handle: _PlanHandle, ctx: Any, kinds: dict[str, Any], records: lis
     """:func:`case_evidence` for the run: from the attempt rows, or from the case table's counts."""
     from evalspec.attempts import attempt_columns
 
-    if handle.plan.data.format != "case_table":
+    if not _counted(checked):
         return case_evidence(ctx, kinds, records, attempt_columns(handle.plan, checked.tidy.raw))
     from evalspec.case_views import CaseTableReadings, ReadingUnavailable
 
@@ -386,6 +391,13 @@ def _evidence(handle: _PlanHandle, ctx: Any, kinds: dict[str, Any], records: lis
         raise InputError("the case table cannot give a reading the verdict must survive", [handle.diagnostic(
             "attempts.rule", str(exc), hint="read the attempt rows (data.format: parquet, jsonl or csv): "
             "docs/case_table.md says which rules and readings counts serve")]) from None
+
+
+def _counted(checked: Any) -> bool:
+    """Whether the checked results are a case table (read as one, or reduced to one while read)."""
+    from evalspec.results.case_model import CaseTable
+
+    return isinstance(checked, CaseTable)
 
 
 def _attempts_context(handle: _PlanHandle, checked: Any, needs: _Needs) -> tuple[Any, list[dict[str, str]]]:
@@ -445,7 +457,7 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     created = created_time()
     checked, needs, kinds = check_data(handle)
     tidy = checked.tidy
-    if plan.data.format == "case_table":
+    if _counted(checked):
         ctx, attr_devs = _case_table_context(handle, checked)
     else:
         ctx, attr_devs = _attempts_context(handle, checked, needs)

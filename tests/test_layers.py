@@ -71,7 +71,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.results.adapters.promptfoo", "evalspec.results.adapters.zip_members", "evalspec.results.lake", "evalspec.results.adapters.every_eval_ever",
         "evalspec.results.adapters.helm", "evalspec.results.adapters.openai_evals", "evalspec.results.adapters.graders", "evalspec.attempts",
         "evalspec.pilot", "evalspec.results.case_table", "evalspec.results.case_checks", "evalspec.results.case_reduce", "evalspec.results.case_model",
-        "evalspec.results.reduce_sql",
+        "evalspec.results.reduce_sql", "evalspec.results.stream_reduce", "evalspec.results.stream_read",
+        "evalspec.results.stream_batch", "evalspec.results.stream_finish", "evalspec.results.stream_state",
     ),
     # 4. Runtime: what a kind's compute receives (and contexts built from lists, for tests).
     "runtime": ("evalspec.analyses.context", "evalspec.testing", "evalspec.sensitivity_views",

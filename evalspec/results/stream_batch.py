@@ -1,0 +1,308 @@
+"""One batch of attempt rows typed as :func:`~evalspec.results.table.build_table` types them, folded into the state.
+
+:class:`Reducer` keeps, over every batch of every file, only what the case table needs: the
+cell masks (:class:`~evalspec.results.stream_state.CellState`), the case, cluster and version
+labels (one entry per distinct value), each case's cluster, the rows of each candidate and
+version and where each version was first seen, the first rows without an outcome, the run
+times' range and the slice levels. A batch's values are typed by the same ``typed_*``
+functions as the in-memory path's, so an unreadable value is located at its file and line in
+the same words; a check that fails (a duplicate attempt, a case in two clusters, a row lacking
+required metadata) refuses at that batch, before the rest is read.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+import numpy as np
+
+from evalspec.errors import Diagnostic, InputError
+from evalspec.results.stream_state import MAX_REPEAT_BIT, CellState, Fallback
+
+__all__ = ["Reducer"]
+
+_ROLE_KEYS = (("candidate", "data.columns.candidate"), ("outcome", "data.columns.outcome"),
+              ("model_version", "data.columns.model_version"), ("timestamp", "data.columns.timestamp"))
+
+
+class _Rows:
+    """Where the rows of one batch sit (its file, their lines), for located messages."""
+
+    def __init__(self, display: str, unit: str, lines: np.ndarray) -> None:
+        self.displays, self.units, self.line = [display], [unit], lines
+        self.unit = unit
+        self.file_idx = np.zeros(lines.shape[0], dtype=np.int8)
+
+    def where(self, i: int) -> tuple[str, int]:
+        return self.displays[0], int(self.line[i])
+
+
+class _Values:
+    """Distinct values of one column over every batch (first-seen), as :class:`~evalspec.results.batches.Distinct`
+    tells values apart (``1``, ``True`` and ``"1"`` are three)."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+        self.values: list[Any] = []
+
+    def codes(self, uniques: np.ndarray) -> np.ndarray:
+        """Global codes of a batch's distinct values, -1 appended (for code -1, missing)."""
+        out = np.empty(len(uniques) + 1, dtype=np.int64)
+        for i, v in enumerate(uniques.tolist()):
+            key = (v.__class__, repr(v)) if isinstance(v, (list, dict)) else (v.__class__, v)
+            g = self.index.get(key)
+            if g is None:
+                g = self.index[key] = len(self.values)
+                self.values.append(v)
+            out[i] = g
+        out[-1] = -1
+        return out
+
+
+def _labels_in_order(index: dict[str, int], labels: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Global codes of a batch's sorted ``labels`` (``codes``: each row's), new ones numbered in row order."""
+    used, first = np.unique(codes[codes >= 0], return_index=True)
+    out = np.full(len(labels) + 1, -1, dtype=np.int64)
+    texts = labels.tolist()
+    for u in used[np.argsort(first, kind="stable")].tolist():
+        out[u] = index.setdefault(texts[u], len(index))
+    return out
+
+
+class Reducer:
+    """The streaming reduction's state over every batch; :meth:`finish` gives the checked case table."""
+
+    def __init__(self, plan: Any, displays: list[str], plan_diagnostic: Any, *, exact_refusal: bool,
+                 cut_rules: frozenset[str]) -> None:
+        from evalspec.limits import MAX_CASE_CELLS
+        from evalspec.plan.case_table import column_needs
+
+        self.plan, self.displays, self.plan_diagnostic, self.exact = plan, displays, plan_diagnostic, exact_refusal
+        self.cut_rules = cut_rules  # rules whose decision also reads attempts cut to equal numbers
+        self.names = list(plan.candidates)
+        self.attributes = [c for c, (_, level) in column_needs(plan).items() if level == "case"]
+        self.state = CellState(len(self.names), self.attributes)
+        self.cases: dict[str, int] = {}
+        self.clusters: dict[str, int] = {}
+        self.case_cluster = np.zeros(0, dtype=np.int64)
+        self.versions: dict[str, int] = {}
+        self.version_rows = np.zeros((len(self.names), 0), dtype=np.int64)
+        self.version_first: dict[tuple[int, int], tuple[int, int]] = {}
+        self.values = {c: _Values() for c in self.attributes}
+        self.slice_labels: dict[str, set[str]] = {}
+        self.rows_of = np.zeros(len(self.names), dtype=np.int64)
+        self.missing_at: list[list[tuple[int, int, int, int]]] = [[] for _ in self.names]
+        self.time: list[int] = []
+        self.files: list[Any] = []
+        self.columns: dict[str, None] = {}
+        self.repeat_files: list[bool] = []
+        self.limit = MAX_CASE_CELLS // max(1, len(self.names))
+
+    def refuse(self, what: str, problems: list[Diagnostic]) -> None:
+        """Refuse the results: in the in-memory path's own words where it can hold them (:class:`Fallback`)."""
+        if self.exact:
+            raise Fallback(what)
+        raise InputError(what, problems)
+
+    # -- one batch --------------------------------------------------------------------------
+    def take(self, raw: Any, j: int, *, first: bool) -> None:
+        """Type the batch ``raw`` (a :class:`~evalspec.results.readers.RawFile`) of file ``j`` and fold it in."""
+        from evalspec.results import table as t
+
+        plan, c, n = self.plan, raw.columns, raw.rows
+        cols = plan.data.columns
+        self.columns.update(dict.fromkeys(c))
+        cat = _Rows(raw.display, raw.unit, raw.lines)
+        if first:
+            self._file_columns(raw)
+        problems: list[Diagnostic] = self._labels_and_nesting(cat, c)
+        if problems:
+            self.refuse("the results do not have the columns the plan names", problems)
+        cand = t.typed_candidates(cat, self._col(c, cols.candidate, n), plan, problems)
+        case_local, labels = t.typed_cases(cat, self._col(c, plan.units.case, n), plan, problems)
+        repeat = t.typed_repeats(cat, self._repeat_col(c, n), cols.repeat, problems)
+        passed, _ = t.typed_outcomes(cat, self._col(c, cols.outcome, n), plan, problems)
+        cl_local, cl_labels = t.typed_clusters(cat, None if plan.units.cluster is None else
+                                               self._col(c, plan.units.cluster, n), plan, problems)
+        version = None if cols.model_version is None else t.typed_versions(self._col(c, cols.model_version, n))
+        _, trange = t.typed_timestamps(cat, None if cols.timestamp is None else self._col(c, cols.timestamp, n),
+                                       cols.timestamp, problems)
+        problems += self._record(cat, c, n)
+        if problems:
+            self.refuse(f"{len(problems)} problem(s) in the results", problems)
+        gcase = _labels_in_order(self.cases, labels, case_local)[case_local]
+        if len(self.cases) > self.limit:
+            row = int(np.flatnonzero(gcase >= self.limit)[0])
+            if self.exact:
+                raise Fallback("case limit")
+            raise t.case_table_refusal(*cat.where(row), cat.unit, plan)
+        if n and (int(repeat.min()) < 0 or int(repeat.max()) > MAX_REPEAT_BIT):
+            raise Fallback("a repeat number outside 0..63")
+        self.state.grow(len(self.cases))
+        again = self.state.add(cand, gcase, repeat, passed, self._attributes(c, n))
+        if again.size:
+            problems += t.located(cat, again, "row", "duplicate (candidate, case, repeat): the same attempt appears "
+                                  "twice (an earlier row has the same candidate, case and repeat)",
+                                  hint="remove the duplicate or number the repeats")
+        problems += self._clusters(cat, gcase, labels, case_local, cl_local, cl_labels)
+        if problems:
+            self.refuse(f"the results fail {len(problems)} check(s)", problems)
+        self._versions(j, raw.lines, cand, version)
+        self._missing_rows(j, raw.lines, cand, gcase, repeat, passed)
+        if trange is not None:
+            lo, hi = (int((x - _EPOCH) // _dt.timedelta(microseconds=1)) for x in trange)
+            self.time = [min(self.time[0], lo), max(self.time[1], hi)] if self.time else [lo, hi]
+        self._slices(c)
+        self.rows_of += np.bincount(cand, minlength=len(self.names))
+
+    def file_done(self, info: Any) -> None:
+        self.files.append(info)
+
+    def finish(self) -> Any:
+        from evalspec.results.stream_finish import finish
+
+        return finish(self)
+
+    # -- the parts of a batch ---------------------------------------------------------------
+    def _col(self, c: dict[str, Any], name: str, n: int) -> Any:
+        from evalspec.results.values import LazyCoded
+
+        if name in c:
+            return c[name]
+        return LazyCoded(np.full(n, -1, dtype=np.int8), np.zeros(0, dtype=object))  # no such key in these rows
+
+    def _repeat_col(self, c: dict[str, Any], n: int) -> Any:
+        name = self.plan.data.columns.repeat
+        if name in c:
+            return c[name]
+        if self.plan.attempts.repeats == 1 and self.repeat_files and not self.repeat_files[-1]:
+            return None  # one attempt per case and no repeat column in this file: repeat 1
+        return self._col(c, name, n)
+
+    def _file_columns(self, raw: Any) -> None:
+        """The columns of the plan's roles, in the file's first batch (every file has the same columns)."""
+        plan, c = self.plan, raw.columns
+        cols = plan.data.columns
+        needed = [(cols.candidate, "data.columns.candidate"), (plan.units.case, "units.case"),
+                  (cols.outcome, "data.columns.outcome"), (plan.units.cluster, "units.cluster"),
+                  (cols.model_version, "data.columns.model_version"), (cols.timestamp, "data.columns.timestamp")]
+        if plan.attempts.repeats == 1:
+            self.repeat_files.append(cols.repeat in c)
+        else:
+            needed.append((cols.repeat, "data.columns.repeat"))
+        problems = [Diagnostic(file=raw.display, key=role, message=f"this file has no column {name!r} ({role})",
+                               hint="every results file must have the same columns")
+                    for name, role in needed if name is not None and name not in c]
+        if problems:
+            self.refuse("the results do not have the columns the plan names", problems)
+
+    def _labels_and_nesting(self, cat: _Rows, c: dict[str, Any]) -> list[Diagnostic]:
+        from evalspec.results.table import _long_label_problems, _nested_problems, plan_columns
+
+        plan = self.plan
+        problems: list[Diagnostic] = []
+        for name in plan_columns(plan):
+            if name in c:
+                problems += _nested_problems(cat, c[name], name)
+        for name, what in ((plan.data.columns.candidate, "candidate"), (plan.units.case, "case"),
+                           (plan.units.cluster, "cluster"), (plan.data.columns.model_version, "model version"),
+                           *((s.column, "slice") for s in plan.slices)):
+            if name is not None and name in c:
+                problems += _long_label_problems(cat, c[name], name, what)
+        return problems
+
+    def _record(self, cat: _Rows, c: dict[str, Any], n: int) -> list[Diagnostic]:
+        """Rows lacking metadata the plan's ``record`` requires (a column these rows lack: every row)."""
+        from evalspec.results.checks import _none_mask
+        from evalspec.results.table import located
+
+        plan = self.plan
+        roles = {"model_version": plan.data.columns.model_version, "timestamp": plan.data.columns.timestamp,
+                 "candidate": plan.data.columns.candidate, "repeat": plan.data.columns.repeat,
+                 "outcome": plan.data.columns.outcome}
+        problems: list[Diagnostic] = []
+        for item in plan.record:
+            col = roles.get(item) or item
+            missing = _none_mask(self._col(c, col, n))
+            if missing.any():
+                problems += located(cat, np.flatnonzero(missing), col,
+                                    f"the row lacks metadata the plan requires ({item!r} is empty)",
+                                    hint="log it with every result; the plan's `record` lists what each row must carry")
+        return problems
+
+    def _attributes(self, c: dict[str, Any], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        from evalspec.results.table import factorize, missing_mask
+
+        out = {}
+        for name in self.attributes:
+            codes, uniq = factorize(self._col(c, name, n))
+            has = ~np.append(missing_mask(uniq), True)[codes]
+            out[name] = (self.values[name].codes(uniq)[codes], has)
+        return out
+
+    def _clusters(self, cat: _Rows, gcase: np.ndarray, labels: np.ndarray, case_local: np.ndarray,
+                  cl_local: np.ndarray | None, cl_labels: np.ndarray | None) -> list[Diagnostic]:
+        """Rows whose cluster is not the one the case's first row names."""
+        from evalspec.results.table import located
+
+        if cl_local is None or cl_labels is None:
+            return []
+        gcl = _labels_in_order(self.clusters, cl_labels, cl_local)[cl_local]
+        if self.case_cluster.shape[0] < len(self.cases):
+            grown = np.full(max(len(self.cases), 2 * self.case_cluster.shape[0]), -1, dtype=np.int64)
+            grown[:self.case_cluster.shape[0]] = self.case_cluster
+            self.case_cluster = grown
+        new = np.flatnonzero(self.case_cluster[gcase] < 0)
+        if new.size:
+            u, first = np.unique(gcase[new], return_index=True)
+            self.case_cluster[u] = gcl[new[first]]
+        bad = np.flatnonzero(self.case_cluster[gcase] != gcl)
+        if not bad.size:
+            return []
+        names = np.array(list(self.clusters), dtype=object)
+        i0 = int(bad[0])
+        return located(cat, bad, self.plan.units.cluster,
+                       f"the case's cluster differs between rows (case {labels[case_local[i0]]!r} is in cluster "
+                       f"{names[self.case_cluster[gcase[i0]]]!r} elsewhere)", values=names[gcl],
+                       hint="a case belongs to one cluster for every candidate and repeat; fix the cluster column")
+
+    def _versions(self, j: int, lines: np.ndarray, cand: np.ndarray, version: Any) -> None:
+        if version is None:
+            return
+        g = _labels_in_order(self.versions, np.asarray(version.uniques, dtype=object),
+                             np.asarray(version.codes, dtype=np.int64))[np.asarray(version.codes, dtype=np.int64)]
+        n_v = len(self.versions)
+        if self.version_rows.shape[1] < n_v:
+            grown = np.zeros((len(self.names), n_v), dtype=np.int64)
+            grown[:, :self.version_rows.shape[1]] = self.version_rows
+            self.version_rows = grown
+        ok = np.flatnonzero(g >= 0)
+        key = cand[ok].astype(np.int64) * n_v + g[ok]
+        self.version_rows += np.bincount(key, minlength=len(self.names) * n_v).reshape(len(self.names), n_v)
+        u, first = np.unique(key, return_index=True)
+        for k, i in zip(u.tolist(), first.tolist()):
+            self.version_first.setdefault((k // n_v, k % n_v), (j, int(lines[ok[i]])))
+
+    def _missing_rows(self, j: int, lines: np.ndarray, cand: np.ndarray, gcase: np.ndarray, repeat: np.ndarray,
+                      passed: np.ndarray) -> None:
+        """The first rows without an outcome of each candidate (where a refusal shows them)."""
+        miss = np.flatnonzero(np.isnan(passed))
+        for k in range(len(self.names)):
+            room = 64 - len(self.missing_at[k])
+            if room > 0 and miss.size:
+                rows = miss[cand[miss] == k][:room].tolist()
+                self.missing_at[k] += [(j, int(lines[i]), int(gcase[i]), int(repeat[i])) for i in rows]
+
+    def _slices(self, c: dict[str, Any]) -> None:
+        from evalspec.labels import identifier_label
+        from evalspec.results.table import factorize, missing_mask
+
+        for sl in self.plan.slices:
+            if sl.column in c:
+                _, uniq = factorize(c[sl.column])
+                seen = self.slice_labels.setdefault(sl.column, set())
+                seen.update(identifier_label(u) for u, m in zip(uniq.tolist(), missing_mask(uniq).tolist()) if not m)
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)

@@ -1,0 +1,157 @@
+"""The files of a streaming reduction read batch by batch, each batch typed and folded into the cell state.
+
+:func:`reduce_files` is :func:`evalspec.results.stream_reduce.stream_results`'s worker. A file is
+read in Arrow record batches (the readers of :mod:`evalspec.results.batches`, each value typed as
+the whole-file readers type it) beside a thread computing its SHA-256; a file the batch reader
+cannot read exactly (a blank line, a quoted CSV field, a type that changes between batches) is
+read by the whole-file reader and folded in as one batch, and when that is found only part-way
+through a file, the reduction starts again with that file read whole. Every batch goes through
+:class:`~evalspec.results.stream_batch.Reducer`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PARQUET_BATCH_ROWS", "reduce_files"]
+
+#: Rows per Parquet record batch (one batch's columns are all that is held: about 20 MiB).
+PARQUET_BATCH_ROWS = 1 << 18
+
+
+class _Redo(Exception):
+    """A file the batch reader cannot read exactly was found part-way: start again, reading it whole."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+
+
+def reduce_files(plan: Any, files: list[tuple[Path, str, str, tuple[tuple[str, str], ...]]], plan_diagnostic: Any,
+                 *, exact_refusal: bool, cut_rules: frozenset[str]) -> Any:
+    """The checked case table of ``files`` (``(path, format, display, partitions)``) under ``plan``."""
+    from evalspec.results.stream_batch import Reducer
+
+    whole: set[Path] = set()
+    while True:
+        red = Reducer(plan, [f[2] for f in files], plan_diagnostic, exact_refusal=exact_refusal, cut_rules=cut_rules)
+        try:
+            for j, (path, fmt, display, parts) in enumerate(files):
+                if path in whole or not _stream_file(red, j, path, fmt, display, parts):
+                    _whole_file(red, j, path, fmt, display, parts)
+            return red.finish()
+        except _Redo as redo:
+            whole.add(redo.path)
+
+
+def _whole_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tuple[tuple[str, str], ...]) -> None:
+    from evalspec.results.readers import read_file
+    from evalspec.results.table import FileInfo
+
+    raw = _prepared(red.plan, read_file(path, fmt, display=display), parts)
+    red.take(raw, j, first=True)
+    red.file_done(FileInfo(path=raw.display, sha256=raw.sha256, rows=raw.rows, format=raw.format,
+                           location=raw.location))
+
+
+def _prepared(plan: Any, raw: Any, parts: tuple[tuple[str, str], ...]) -> Any:
+    """A file's (or a batch's) raw columns with its partition columns and the plan's mapping applied."""
+    from evalspec.results import lake
+    from evalspec.results.adapters import apply_plan
+
+    return apply_plan([lake.with_partitions(raw, parts)], plan)[0]
+
+
+def _header(head: bytes, fmt: str) -> tuple[bool, list[str] | None]:
+    """Whether the batch reader may read a file that starts with ``head``, and its CSV header."""
+    from evalspec.results.files import BOM
+
+    if fmt == "parquet":
+        return True, None
+    if not head or head[:1].isspace() or head.startswith(BOM) or head.isspace():
+        return False, None
+    if fmt != "csv":
+        return True, None
+    if b"\n" not in head or b'"' in head:
+        return False, None
+    try:
+        header = [h.strip() for h in head[: head.index(b"\n")].decode("utf-8").split(",")]
+    except UnicodeDecodeError:
+        return False, None
+    return (bool(any(header)) and len(set(header)) == len(header)), header
+
+
+def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Any:
+    from evalspec.results.batches import _GiveUp, _text_batches
+    from evalspec.results.values import repeated
+
+    if fmt != "parquet":
+        yield from _text_batches(path, fmt, head, header)
+        return
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(str(path))
+    if repeated(pf.schema_arrow.names):
+        raise _GiveUp
+    yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)
+
+
+def _stream_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tuple[tuple[str, str], ...]) -> bool:
+    """Fold ``path`` into ``red`` batch by batch; False where the whole-file reader must read it."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+
+    from evalspec.results.batches import _GiveUp, _progress, _same_rows
+    from evalspec.results.files import peek, scan
+    from evalspec.results.table import FileInfo
+
+    head = peek(path, display)
+    ok, header = _header(head, fmt)
+    if not ok:
+        return False
+    unit, first_line = ("row", 1) if fmt == "parquet" else ("line", 2 if fmt == "csv" else 1)
+    stop = threading.Event()
+    rows, redo = 0, False
+    tick = _progress(display)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        scanned = pool.submit(scan, path, display, count_commas=fmt == "csv", stop=stop)
+        try:
+            for batch in _batches(path, fmt, head, header):
+                red.take(_prepared(red.plan, _batch_raw(batch, path, fmt, display, unit, first_line + rows), parts),
+                         j, first=rows == 0)
+                rows += batch.num_rows
+                tick(rows)
+        except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
+            redo = True
+        except BaseException:  # a refusal (or an interrupt): the rest is not read
+            stop.set()
+            raise
+        finally:
+            src = scanned.result()  # the scan's located error, if any, wins
+    if redo or src.head != head or not _same_rows(src, fmt, rows, header):
+        raise _Redo(path)  # (part of it may be folded in already: start again)
+    src.check_unchanged()
+    location = {"partition": dict(parts)} if parts else None
+    red.file_done(FileInfo(path=display, sha256=src.sha256, rows=rows, format=fmt, location=location))
+    return True
+
+
+def _batch_raw(batch: Any, path: Path, fmt: str, display: str, unit: str, first: int) -> Any:
+    """One record batch as a :class:`~evalspec.results.readers.RawFile` of coded columns."""
+    from evalspec.results.batches import _GiveUp, _batch_columns
+    from evalspec.results.readers import RawFile
+    from evalspec.results.values import LazyCoded
+
+    columns: dict[str, Any] = {}
+    for name, codes, uniques in _batch_columns(batch, fmt, display, unit):
+        if name in columns:
+            raise _GiveUp
+        columns[name] = LazyCoded(codes, uniques)
+    n = batch.num_rows
+    lines = np.arange(first, first + n, dtype=np.int64)
+    return RawFile(path=str(path), display=display, format=fmt, sha256="", columns=columns, lines=lines, unit=unit)
