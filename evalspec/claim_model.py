@@ -13,6 +13,7 @@ gets a located message naming the key path.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -284,16 +285,20 @@ def _tag(value: Any) -> str:
     return kind if isinstance(kind, str) and kind in KIND_MODULES else "__other__"
 
 
-def claim_model() -> type[BaseModel]:
+def claim_model(kinds: Iterable[str] | None = None) -> type[BaseModel]:
     """The :class:`Claim` model, its analysis records a union over every registered kind.
 
     Built on each call from the registry (about 35 ms), so nothing is cached at module level
-    and a kind added to the registry is typed at once.
+    and a kind added to the registry is typed at once. ``kinds`` (the kinds a run's plan names)
+    narrows the union to those registered kinds: a claim that holds records of these kinds only
+    validates and dumps exactly as with the whole union, and the other kinds' result models are
+    not built (a record of another registered kind would be refused).
     """
     from evalspec.analyses.registry import KIND_MODULES
     from evalspec.decision import DecisionRecord
 
-    members = [Annotated[record_model(kind), Tag(kind)] for kind in KIND_MODULES]
+    wanted = KIND_MODULES if kinds is None else set(kinds)
+    members = [Annotated[record_model(kind), Tag(kind)] for kind in KIND_MODULES if kind in wanted]
     members.append(Annotated[OtherRecord, Tag("__other__")])
     record = Annotated[Union[tuple(members)], Discriminator(_tag)]  # type: ignore[valid-type]  # noqa: UP007
 

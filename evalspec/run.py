@@ -493,7 +493,7 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
         if provenance:
             entry["provenance"] = provenance
         data_files.append(entry)
-    claim = claim_model().model_validate({
+    claim = claim_model(kinds).model_validate({  # the union of the kinds this plan names
         "claim_format": CLAIM_FORMAT,
         "evalspec_version": __version__,
         "created": created,

@@ -80,9 +80,13 @@ class ResultModel(BaseModel):
 
     Numbers are plain floats (NaN/inf are not allowed: use ``None`` for "not defined" and say
     why in a caveat); nested parts are models too, so the claim's schema is complete.
+
+    Its validator is built when first used (``defer_build``), not when the kind's module is
+    imported: the plan model imports every kind for its parameters, and a run builds the
+    results of the kinds its plan names only (the same validator either way).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Caveat(_Frozen):
