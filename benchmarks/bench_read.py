@@ -17,7 +17,11 @@ timestamps; the generator of ``bench_run.py``); peak memory is each process's ow
   of JSONL: seconds and peak memory per row (target: linear in rows, peak <= 1.5 GiB at 10M).
 * ``--parquet N``: N rows as a Hive-partitioned Parquet folder (``candidate=A/part-*.parquet``):
   a bare ``pyarrow.dataset`` scan of the columns the plan reads next to ``evalspec run
-  --no-report`` (targets at 100M: runs, peak <= 2 GiB, within 3x the scan).
+  --no-report`` reducing the rows while it reads them (targets at 100M: runs, peak <= 2 GiB,
+  within 3x the scan), and with ``--in-memory`` the in-memory path on the same data. The plan is
+  the bench plan without ``run_variation`` (it reads each attempt's row, so it would keep the rows
+  in memory), ``--repeats`` attempts per candidate and case (100M rows at 5 repeats would be 20M
+  cells, over the case-table limit: use ``--repeats 20``).
 
 Data is generated under ``--dir`` (default ``/tmp/stream-bench``), outside the repository, and
 reused when present. Every child runs with bytecode cached under ``--dir`` (``PYTHONPYCACHEPREFIX``,
@@ -28,7 +32,8 @@ the ratios, not the seconds. Usage::
     .venv/bin/python benchmarks/bench_read.py                       # 1M rows, the four rows side by side, 3 rounds
     .venv/bin/python benchmarks/bench_read.py --repeat 5 --phases    # 5 rounds, then one run step by step
     .venv/bin/python benchmarks/bench_read.py --scale 1000000,5000000,10000000
-    .venv/bin/python benchmarks/bench_read.py --parquet 10000000
+    .venv/bin/python benchmarks/bench_read.py --parquet 10000000 --in-memory
+    .venv/bin/python benchmarks/bench_read.py --parquet 100000000 --repeats 20 --dir /tmp/reducer-bench
 """
 
 from __future__ import annotations
@@ -222,19 +227,23 @@ def scale(base: Path, sizes: list[int]) -> None:
               f"{r['peak_mib'] * 2**20 / rows:11.0f}", flush=True)
 
 
-def _lake(base: Path, rows: int) -> Path:
-    """``rows`` invented rows as a Hive-partitioned Parquet folder, written by Arrow in pieces."""
+def _lake(base: Path, rows: int, repeats: int = 5) -> Path:
+    """``rows`` invented rows as a Hive-partitioned Parquet folder, written by Arrow in pieces.
+
+    Beside the bench plan (``plan.yaml``) a variant every analysis of which counts serve
+    (``plan_counts.yaml``: no ``run_variation``, which reads each attempt's row), with
+    ``attempts.repeats`` set to ``repeats``.
+    """
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    folder = base / f"parquet-{rows}"
-    if (folder / "plan.yaml").exists():
+    folder = base / (f"parquet-{rows}" if repeats == 5 else f"parquet-{rows}-r{repeats}")
+    if (folder / "plan_counts.yaml").exists():
         return folder / "plan.yaml"
     print(f"generating {rows:,} rows in {folder} ...", file=sys.stderr)
     rng = np.random.default_rng(1)
-    repeats = 5
     cases = max(rows // (2 * repeats), 10)
     clusters = max(cases // 50, 2)
     per_file = 2_000_000 // repeats  # cases per file
@@ -242,6 +251,8 @@ def _lake(base: Path, rows: int) -> Path:
         out = folder / "lake" / f"candidate={cand}"
         out.mkdir(parents=True, exist_ok=True)
         for k, start in enumerate(range(0, cases, per_file)):
+            if (out / f"part-{k:04d}.parquet").exists():
+                continue  # (an earlier generation stopped part-way)
             i = np.arange(start, min(cases, start + per_file))
             difficulty = np.sin(i * 0.7) + 1.0
             p = 1 / (1 + np.exp(-(difficulty + shift)))
@@ -266,20 +277,31 @@ def _lake(base: Path, rows: int) -> Path:
                 "passed": pa.array(passed.reshape(-1)),
             })
             pq.write_table(table, out / f"part-{k:04d}.parquet", row_group_size=200_000)
-    (folder / "plan.yaml").write_text(PLAN.replace("results: results.jsonl", "results: lake/"), encoding="utf-8")
+    text = PLAN.replace("results: results.jsonl", "results: lake/")
+    (folder / "plan.yaml").write_text(text, encoding="utf-8")
+    counts = text.replace("  - {kind: run_variation}\n", "").replace("repeats: 5,", f"repeats: {repeats},")
+    assert "run_variation" not in counts and f"repeats: {repeats}," in counts
+    (folder / "plan_counts.yaml").write_text(counts, encoding="utf-8")
     return folder / "plan.yaml"
 
 
-def parquet(base: Path, rows: int) -> None:
-    """A partitioned Parquet folder: a bare dataset scan next to ``evalspec run``."""
-    plan = _lake(base, rows)
-    scan = measured([sys.executable, "-c", CHILD, "scan", str(plan)], plan.parent, _env())
-    run = _run(plan)
-    print(f"{rows:,} rows of partitioned Parquet (seconds; peak memory of each process)")
+def parquet(base: Path, rows: int, repeats: int, in_memory: bool) -> None:
+    """A partitioned Parquet folder: a bare dataset scan next to ``evalspec run`` (reduced while read; in memory)."""
+    plan = _lake(base, rows, repeats)
+    counts = plan.parent / "plan_counts.yaml"
+    env = _env(base)
+    _warm(base)
+    res = {"bare pyarrow.dataset scan": measured([sys.executable, "-c", CHILD, "scan", str(plan)], plan.parent, env),
+           "evalspec run (streamed)": _run(counts, dict(env, EVALSPEC_STREAM_ROWS="0"))}
+    if in_memory:
+        res["evalspec run (in memory)"] = _run(counts, dict(env, EVALSPEC_STREAM_ROWS=str(10**15)))
+    print(f"{rows:,} rows of partitioned Parquet, {repeats} repeats, plan without run_variation "
+          "(seconds; peak memory of each process)")
     print(f"{'':28}{'process':>9}{'peak MiB':>10}")
-    print(f"{'bare pyarrow.dataset scan':28}{scan['process']:9.1f}{scan['peak_mib']:10.0f}")
-    print(f"{'evalspec run --no-report':28}{run['process']:9.1f}{run['peak_mib']:10.0f}")
-    print(f"evalspec run / scan: {run['process'] / scan['process']:.2f}x (target <= 3x), peak "
+    for name, r in res.items():
+        print(f"{name:28}{r['process']:9.1f}{r['peak_mib']:10.0f}")
+    scan, run = res["bare pyarrow.dataset scan"], res["evalspec run (streamed)"]
+    print(f"evalspec run (streamed) / scan: {run['process'] / scan['process']:.2f}x (target <= 3x), peak "
           f"{run['peak_mib'] / 1024:.2f} GiB (target <= 2 GiB)")
 
 
@@ -288,6 +310,9 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--scale", type=str, default=None, help="comma-separated row counts (JSONL)")
     ap.add_argument("--parquet", type=int, default=None, help="rows of partitioned Parquet")
+    ap.add_argument("--repeats", type=int, default=5, help="--parquet: attempts per candidate and case (the "
+                    "case table is limited to 10M cells: 100M rows need 20)")
+    ap.add_argument("--in-memory", action="store_true", help="--parquet: the in-memory path too (<= 10M rows)")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/stream-bench"))
     ap.add_argument("--repeat", type=int, default=3, help="rounds of the side-by-side default mode")
     ap.add_argument("--phases", action="store_true", help="then one evalspec run timed step by step")
@@ -295,7 +320,7 @@ def main() -> None:
     if args.scale:
         scale(args.dir, [int(x) for x in args.scale.split(",")])
     elif args.parquet:
-        parquet(args.dir, args.parquet)
+        parquet(args.dir, args.parquet, args.repeats, args.in_memory)
     else:
         side_by_side(args.dir, args.rows, args.repeat)
         if args.phases:

@@ -13,6 +13,8 @@ required metadata) refuses at that batch, before the rest is read.
 from __future__ import annotations
 
 import datetime as _dt
+from itertools import compress, repeat
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -60,13 +62,29 @@ class _Values:
         return out
 
 
+def first_rows(codes: np.ndarray, m: int) -> np.ndarray:
+    """The first row of each of ``m`` codes (``codes``: -1 for none), ``len(codes)`` where a code is not used."""
+    first = np.full(m, codes.shape[0], dtype=np.int64)
+    ok = np.flatnonzero(codes >= 0)
+    np.minimum.at(first, codes[ok], ok)
+    return first
+
+
 def _labels_in_order(index: dict[str, int], labels: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Global codes of a batch's sorted ``labels`` (``codes``: each row's), new ones numbered in row order."""
-    used, first = np.unique(codes[codes >= 0], return_index=True)
+    """Global codes of a batch's distinct ``labels`` (``codes``: each row's), new ones numbered in row order."""
     out = np.full(len(labels) + 1, -1, dtype=np.int64)
-    texts = labels.tolist()
-    for u in used[np.argsort(first, kind="stable")].tolist():
-        out[u] = index.setdefault(texts[u], len(index))
+    if not len(labels):
+        return out
+    first = first_rows(codes, len(labels))
+    used = np.flatnonzero(first < codes.shape[0])
+    used = used[np.argsort(first[used], kind="stable")]
+    keys = np.asarray(labels, dtype=object)[used].tolist()
+    found = list(map(index.get, keys))  # (C loops: a batch has tens of thousands of new case ids)
+    if None in found:  # (the labels are distinct)
+        new = list(compress(keys, map(is_, found, repeat(None))))
+        index.update(zip(new, range(len(index), len(index) + len(new))))
+        found = list(map(index.__getitem__, keys))
+    out[used] = found
     return out
 
 
@@ -94,6 +112,7 @@ class Reducer:
         self.rows_of = np.zeros(len(self.names), dtype=np.int64)
         self.missing_at: list[list[tuple[int, int, int, int]]] = [[] for _ in self.names]
         self.time: list[int] = []
+        self.times_seen: set[str] = set()
         self.files: list[Any] = []
         self.columns: dict[str, None] = {}
         self.repeat_files: list[bool] = []
@@ -126,8 +145,7 @@ class Reducer:
         cl_local, cl_labels = t.typed_clusters(cat, None if plan.units.cluster is None else
                                                self._col(c, plan.units.cluster, n), plan, problems)
         version = None if cols.model_version is None else t.typed_versions(self._col(c, cols.model_version, n))
-        _, trange = t.typed_timestamps(cat, None if cols.timestamp is None else self._col(c, cols.timestamp, n),
-                                       cols.timestamp, problems)
+        trange = self._times(cat, None if cols.timestamp is None else self._col(c, cols.timestamp, n), problems)
         problems += self._record(cat, c, n)
         if problems:
             self.refuse(f"{len(problems)} problem(s) in the results", problems)
@@ -254,9 +272,10 @@ class Reducer:
             grown[:self.case_cluster.shape[0]] = self.case_cluster
             self.case_cluster = grown
         new = np.flatnonzero(self.case_cluster[gcase] < 0)
-        if new.size:
-            u, first = np.unique(gcase[new], return_index=True)
-            self.case_cluster[u] = gcl[new[first]]
+        if new.size:  # a case's cluster is its first row's
+            first = first_rows(gcase[new], len(self.cases))
+            u = np.flatnonzero(first < new.size)
+            self.case_cluster[u] = gcl[new[first[u]]]
         bad = np.flatnonzero(self.case_cluster[gcase] != gcl)
         if not bad.size:
             return []
@@ -266,6 +285,31 @@ class Reducer:
                        f"the case's cluster differs between rows (case {labels[case_local[i0]]!r} is in cluster "
                        f"{names[self.case_cluster[gcase[i0]]]!r} elsewhere)", values=names[gcl],
                        hint="a case belongs to one cluster for every candidate and repeat; fix the cluster column")
+
+    def _times(self, cat: _Rows, col: Any, problems: list[Diagnostic]) -> tuple[Any, Any] | None:
+        """:func:`~evalspec.results.table.typed_timestamps` of the values not seen in an earlier batch (those were
+        read, and counted in the time range, already): a batch's rows often share their times."""
+        from evalspec.results.table import factorize, typed_timestamps
+        from evalspec.results.values import LazyCoded, narrow_codes
+
+        if col is None:
+            return None
+        codes, uniq = factorize(col)
+        values = uniq.tolist()
+        seen = self.times_seen
+        unseen = set(values).difference(seen)  # (only texts are ever remembered: a number is never seen)
+        new = np.fromiter(map(unseen.__contains__, values), dtype=bool, count=len(values))
+        if not new.any():
+            return None
+        remap = np.full(len(values) + 1, -1, dtype=np.int64)
+        remap[np.flatnonzero(new)] = np.arange(int(new.sum()))
+        fresh = np.asarray(uniq, dtype=object)[new]
+        _, trange = typed_timestamps(cat, LazyCoded(narrow_codes(remap[codes], fresh.size), fresh),
+                                     self.plan.data.columns.timestamp, problems)
+        if len(seen) > _TIMES_KEPT:
+            seen.clear()  # (every time distinct: the cache would only grow)
+        seen.update(v for v in unseen if v.__class__ is str)
+        return trange
 
     def _versions(self, j: int, lines: np.ndarray, cand: np.ndarray, version: Any) -> None:
         if version is None:
@@ -306,3 +350,5 @@ class Reducer:
 
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+#: Distinct time texts remembered as read (beyond it the memory is cleared: times that never repeat).
+_TIMES_KEPT = 1_000_000

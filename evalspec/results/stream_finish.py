@@ -87,6 +87,7 @@ def finish(red: Any) -> Any:
     case_labels = list(red.cases)
     order = _sorted(case_labels)
     state = red.state.trimmed(len(case_labels), order)
+    red.state = red.cases = None  # (their copies in case order are all that is needed now)
     case_ids = _objects(case_labels)[order]
     cluster_ids = case_cluster = None
     if plan.units.cluster is not None:
@@ -209,8 +210,8 @@ def _case_columns(red: Any, state: Any, kept: np.ndarray, counts: dict[str, np.n
             take = (case_codes < 0) & has[j]
             case_codes[take] = first[j][take]
         big = np.iinfo(np.int64).max
-        lo_case = np.where(has, lo, big).min(axis=0)
-        hi_case = np.where(has, hi, -1).max(axis=0)
+        lo_case = np.where(has, lo.astype(np.int64), big).min(axis=0)
+        hi_case = np.where(has, hi.astype(np.int64), -1).max(axis=0)
         bad = np.flatnonzero(has.any(axis=0) & (lo_case != hi_case))
         if bad.size:
             ids = ", ".join(str(case_ids[i]) for i in bad[:5])

@@ -30,6 +30,7 @@ __all__ = ["MAX_REPEAT_BIT", "AttributeState", "CellState", "Fallback", "lowest_
 MAX_REPEAT_BIT = 63
 _ONE = np.uint64(1)
 _NONE_REP = 255  # no attempt with a value yet
+_NO_LO = np.iinfo(np.int32).max  # (codes of one column's distinct values: fewer than 2**31)
 
 
 class Fallback(Exception):
@@ -64,12 +65,12 @@ class AttributeState:
 
     @classmethod
     def empty(cls, shape: tuple[int, int]) -> AttributeState:
-        return cls(np.full(shape, _NONE_REP, dtype=np.uint8), np.full(shape, -1, dtype=np.int64),
-                   np.full(shape, np.iinfo(np.int64).max, dtype=np.int64), np.full(shape, -1, dtype=np.int64))
+        return cls(np.full(shape, _NONE_REP, dtype=np.uint8), np.full(shape, -1, dtype=np.int32),
+                   np.full(shape, _NO_LO, dtype=np.int32), np.full(shape, -1, dtype=np.int32))
 
     def grown(self, cap: int) -> AttributeState:
         return AttributeState(*(_pad(a, cap, fill) for a, fill in (
-            (self.first_rep, _NONE_REP), (self.first_code, -1), (self.lo, np.iinfo(np.int64).max), (self.hi, -1))))
+            (self.first_rep, _NONE_REP), (self.first_code, -1), (self.lo, _NO_LO), (self.hi, -1))))
 
 
 def _pad(a: np.ndarray, cap: int, fill: int) -> np.ndarray:
@@ -133,7 +134,7 @@ class CellState:
         pos = np.flatnonzero(has[order])
         if not pos.size:
             return
-        cells, rep, code = sc[pos], reps[pos], codes[order][pos].astype(np.int64)
+        cells, rep, code = sc[pos], reps[pos], codes[order][pos].astype(np.int32)
         starts = np.r_[0, np.flatnonzero(cells[1:] != cells[:-1]) + 1]
         c = cells[starts]
         r, first = rep[starts].astype(np.uint8), code[starts]
