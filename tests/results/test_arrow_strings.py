@@ -1,0 +1,57 @@
+"""``arrow_strings``: its one-join path for ASCII texts gives the array the per-value path gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalspec.results.arrow import arrow_strings
+
+
+def _per_value(values: list[Any]) -> Any:
+    """The per-value construction (every value encoded on its own), as arrow_strings made it before."""
+    valid = [v is not None for v in values]
+    try:
+        enc = [v.encode("utf-8") if v is not None else b"" for v in values]
+    except (AttributeError, UnicodeEncodeError):
+        return None
+    offsets = np.zeros(len(enc) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in enc], out=offsets[1:])
+    bitmap = None
+    if not all(valid):
+        bitmap = pa.py_buffer(np.packbits(np.asarray(valid, dtype=bool), bitorder="little").tobytes())
+    return pa.LargeStringArray.from_buffers(len(enc), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(enc)),
+                                            bitmap)
+
+
+_ASCII = st.text(alphabet=st.characters(max_codepoint=127), max_size=6)  # NUL included
+_TEXT = st.one_of(_ASCII,
+                  st.text(max_size=4),  # any text, lone surrogates included
+                  st.sampled_from(["", "case-1", "é", "\0", "a\0b"]))
+_VALUE = st.one_of(_TEXT, _TEXT, _TEXT, st.none(), st.integers(), st.binary(max_size=3))
+
+
+@settings(derandomize=True, database=None, max_examples=300, deadline=None)
+@given(st.one_of(st.lists(_VALUE, max_size=12), st.lists(_ASCII, max_size=12)))
+def test_same_array_as_the_per_value_path(values: list[Any]) -> None:
+    got, want = arrow_strings(values), _per_value(values)
+    if want is None:
+        assert got is None
+        return
+    assert got is not None
+    got.validate(full=True)
+    assert got.type == want.type == pa.large_string()
+    assert got.equals(want)
+    assert got.to_pylist() == values
+
+
+def test_a_column_of_case_ids() -> None:
+    values = [f"case-{i:07d}" for i in range(50_000)] + ["", "x"]
+    got = arrow_strings(values)
+    got.validate(full=True)
+    assert got.equals(_per_value(values)) and got.null_count == 0
+    assert arrow_strings([]).equals(_per_value([]))
