@@ -156,7 +156,10 @@ class Reducer:
                 raise Fallback("case limit")
             raise t.case_table_refusal(*cat.where(row), cat.unit, plan)
         if n and (int(repeat.min()) < 0 or int(repeat.max()) > MAX_REPEAT_BIT):
-            raise Fallback("a repeat number outside 0..63")
+            file, line = cat.where(int(np.flatnonzero((repeat < 0) | (repeat > MAX_REPEAT_BIT))[0]))
+            raise Fallback(f"{file}:{line} has repeat number {int(repeat[(repeat < 0) | (repeat > MAX_REPEAT_BIT)][0])}"
+                           f", and the reduction holds the repeat numbers 0 to {MAX_REPEAT_BIT}",
+                           hint=f"number the repeats of a case 1, 2, 3, ... (at most {MAX_REPEAT_BIT})")
         self.state.grow(len(self.cases))
         again = self.state.add(cand, gcase, repeat, passed, self._attributes(c, n))
         if again.size:

@@ -187,8 +187,11 @@ def _equal_attempts_guard(plan: Any, counts: dict[str, np.ndarray], cut_rules: f
     big = np.iinfo(np.int64).max
     lo = np.where(usable > 0, usable, big).min(axis=0)
     hi = usable.max(axis=0)
-    if ((lo != big) & (lo != hi) & ((usable > 0).sum(axis=0) > 1)).any():
-        raise Fallback("the equal-attempts reading")
+    unequal = (lo != big) & (lo != hi) & ((usable > 0).sum(axis=0) > 1)
+    if unequal.any():
+        raise Fallback(f"under rule {plan.attempts.rule} the verdict must also hold with the candidates cut to equal "
+                       f"numbers of attempts, and {int(unequal.sum()):,} case(s) have unequal numbers; counts do not "
+                       "say which attempts to cut", hint="run every candidate the same number of times on each case")
 
 
 def _case_columns(red: Any, state: Any, kept: np.ndarray, counts: dict[str, np.ndarray], case_ids: np.ndarray
@@ -203,7 +206,9 @@ def _case_columns(red: Any, state: Any, kept: np.ndarray, counts: dict[str, np.n
     for col in red.attributes:
         cells = cell_attributes(state.attrs[col], kept, counts["extra_attempts"])
         if cells is None:
-            raise Fallback(f"extra attempts with other values of {col!r}")
+            raise Fallback(f"some case has attempts beyond attempts.repeats whose {col!r} differs from its kept "
+                           "attempts', and the reduction does not keep which attempt had which value",
+                           hint=f"give each case one {col!r} value on every attempt, or drop the extra attempts")
         has, first, lo, hi = cells
         case_codes = np.full(n_cases, -1, dtype=np.int64)
         for j in range(has.shape[0]):

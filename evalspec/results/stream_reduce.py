@@ -14,7 +14,8 @@ the attempt rule served from counts, and an input of at least :data:`STREAM_ROWS
 estimate; ``EVALSPEC_STREAM_ROWS`` sets it). Whatever the state cannot hold exactly (a repeat
 number outside 0 to 63, extra attempts whose case attributes differ from the kept ones, a
 reading that must cut attempts) gives up (:class:`Fallback`) and the in-memory path reads the
-results as before: never an approximation. A refusal of a results set of at most
+results as before: never an approximation; beyond :data:`IN_MEMORY_ROWS` rows, where memory would
+not hold them, the run is refused with the reason instead. A refusal of a results set of at most
 :data:`EXACT_REFUSAL_ROWS` rows is also left to the in-memory path, so its words are the same;
 a larger one is refused here, at the row, before the rest is read.
 """
@@ -29,13 +30,16 @@ from evalspec.results.stream_state import Fallback
 
 
 
-__all__ = ["EXACT_REFUSAL_ROWS", "STREAM_ROWS", "Fallback", "plan_streams", "stream_results"]
+__all__ = ["EXACT_REFUSAL_ROWS", "IN_MEMORY_ROWS", "STREAM_ROWS", "Fallback", "plan_streams", "stream_results"]
 
 #: Results of at least this many rows (estimated: Parquet metadata, text bytes / 128) are reduced
 #: while read. ``EVALSPEC_STREAM_ROWS`` overrides it (0: whenever the plan allows).
 STREAM_ROWS = 2_000_000
 #: A refusal of results up to this many rows is made by the in-memory path (its exact words).
 EXACT_REFUSAL_ROWS = 5_000_000
+#: Results the streaming state cannot hold exactly go to the in-memory path up to this many rows; more
+#: are refused, with the reason, rather than read into memory that is not there.
+IN_MEMORY_ROWS = 20_000_000
 _TEXT_BYTES_PER_ROW = 128
 
 
@@ -79,6 +83,17 @@ def estimated_rows(paths: list[Path], formats: list[str]) -> int:
     return total
 
 
+def _too_large(plan: Any, plan_path: Path, plan_diagnostic: Any, rows: int, why: Fallback) -> None:
+    from evalspec.errors import Diagnostic, InputError
+
+    message = (f"the results (about {rows:,} rows) are more than the {IN_MEMORY_ROWS:,} rows evalspec reads into "
+               f"memory, and reducing them while reading cannot be exact here: {why}")
+    hint = (why.hint + "; or " if why.hint else "") + "analyse a preregistered sample of the cases"
+    diag = (plan_diagnostic("data.results", message, hint=hint) if plan_diagnostic is not None else
+            Diagnostic(file=str(plan_path), key="data.results", message=message, hint=hint))
+    raise InputError(f"{plan_path}: data.results: {message}", [diag]) from None
+
+
 def stream_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None, *,
                    cut_rules: frozenset[str] = frozenset()) -> Any:
     """The checked case table of the plan's attempt rows, reduced while read; None where it does not engage.
@@ -94,7 +109,7 @@ def stream_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None, *,
         return None
     outside = OUTSIDE_READ.get(None)
     before = len(outside) if outside is not None else 0
-    engaged = False
+    engaged, rows = False, 0
     try:
         paths = resolve_paths(plan, plan_path, plan_diagnostic)
         if plan.data.format == "auto":
@@ -114,7 +129,9 @@ def stream_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None, *,
                              cut_rules=cut_rules)
         engaged = True
         return table
-    except Fallback:
+    except Fallback as why:
+        if rows > IN_MEMORY_ROWS:
+            _too_large(plan, plan_path, plan_diagnostic, rows, why)
         return None
     finally:
         if not engaged and outside is not None:

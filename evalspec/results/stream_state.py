@@ -34,7 +34,14 @@ _NO_LO = np.iinfo(np.int32).max  # (codes of one column's distinct values: fewer
 
 
 class Fallback(Exception):
-    """The streaming state cannot give the in-memory path's claim exactly: read the rows in memory."""
+    """The streaming state cannot give the in-memory path's claim exactly: read the rows in memory.
+
+    The message says why, in words for the person whose results are too large to read in memory.
+    """
+
+    def __init__(self, why: str, hint: str | None = None) -> None:
+        super().__init__(why)
+        self.hint = hint
 
 
 def lowest_bits(masks: np.ndarray, n: int) -> np.ndarray:

@@ -219,3 +219,22 @@ def test_what_counts_cannot_hold_goes_to_the_in_memory_path(tmp_path: Path, monk
     seen = dict.fromkeys(_PATHS, 0)
     _compare(tmp_path, monkeypatch, seen)
     assert seen["in memory claim"] == 1, seen
+
+
+def test_what_counts_cannot_hold_is_refused_with_the_reason_when_too_large_for_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond the rows the in-memory path may read, the reason is said instead (here: a repeat numbered 100)."""
+    monkeypatch.setenv("EVALSPEC_STREAM_ROWS", "0")
+    monkeypatch.setattr(stream_reduce, "IN_MEMORY_ROWS", -1)
+    rows = [{"candidate": c, "case_id": f"c{i}", "doc": "d1", "repeat": r, "passed": True, "ver": "v1",
+             "ts": _TIMES[0], "crit": False, "lang": "en"} for i in range(5) for c in "AB" for r in (1, 100)]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    study = {"repeats": 2, "rule": "first", "policy": "count_as_fail", "max_fraction": 0.1, "cluster": False,
+             "version_a": "v1"}
+    (tmp_path / "plan.yaml").write_text(_plan(study, "results.jsonl"), encoding="utf-8")
+    from evalspec.run import run_plan
+
+    with pytest.raises(InputError) as err:
+        run_plan(tmp_path / "plan.yaml")
+    d = err.value.diagnostics[0]
+    assert "results.jsonl:2 has repeat number 100" in d.message and d.key == "data.results", d
