@@ -11,6 +11,7 @@ through a file, the reduction starts again with that file read whole. Every batc
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,14 @@ def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Any
     yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)
 
 
+def _raws(path: Path, fmt: str, head: bytes, header: list[str] | None, display: str, unit: str,
+          first_line: int) -> Iterator[Any]:
+    rows = 0
+    for batch in _batches(path, fmt, head, header):
+        yield _batch_raw(batch, path, fmt, display, unit, first_line + rows)
+        rows += batch.num_rows
+
+
 def _stream_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tuple[tuple[str, str], ...]) -> bool:
     """Fold ``path`` into ``red`` batch by batch; False where the whole-file reader must read it."""
     import threading
@@ -121,10 +130,9 @@ def _stream_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tu
     with ThreadPoolExecutor(max_workers=1) as pool:
         scanned = pool.submit(scan, path, display, count_commas=fmt == "csv", stop=stop)
         try:
-            for batch in _batches(path, fmt, head, header):
-                red.take(_prepared(red.plan, _batch_raw(batch, path, fmt, display, unit, first_line + rows), parts),
-                         j, first=rows == 0)
-                rows += batch.num_rows
+            for raw in _raws(path, fmt, head, header, display, unit, first_line):
+                red.take(_prepared(red.plan, raw, parts), j, first=rows == 0)
+                rows += raw.rows
                 tick(rows)
         except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
             redo = True

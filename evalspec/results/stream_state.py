@@ -115,12 +115,16 @@ class CellState:
         """
         cell = cand.astype(np.int64) * self.cap + case
         key = cell * 64 + repeat
-        order = np.argsort(key, kind="stable")
-        sk = key[order]
         again = np.zeros(key.shape[0], dtype=bool)
-        if not sk.size:
+        if not key.size:
             return np.flatnonzero(again)
-        again[order[1:][sk[1:] == sk[:-1]]] = True  # twice in this batch: the later row
+        if bool((key[1:] > key[:-1]).all()):  # rows in cell and repeat order (as results are often written)
+            order = np.arange(key.shape[0])
+            sk = key
+        else:
+            order = np.argsort(key, kind="stable")
+            sk = key[order]
+            again[order[1:][sk[1:] == sk[:-1]]] = True  # twice in this batch: the later row
         sc = sk >> 6
         bits = np.left_shift(_ONE, (sk & 63).astype(np.uint64))
         starts = np.r_[0, np.flatnonzero(sc[1:] != sc[:-1]) + 1]

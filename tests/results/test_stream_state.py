@@ -109,3 +109,23 @@ def test_lowest_bits_keep_the_lowest_repeat_numbers() -> None:
     masks = np.array([0b1011_0110, 0, (1 << 63) | 1], dtype=np.uint64)
     assert lowest_bits(masks, 2).tolist() == [0b0000_0110, 0, 1 | (1 << 63)]
     assert lowest_bits(masks, 1).tolist() == [0b10, 0, 1]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(attempts=_attempts)
+def test_rows_in_cell_order_give_the_state_of_any_order(attempts: list[Any]) -> None:
+    """Rows already in (candidate, case, repeat) order skip the sort: the same masks either way."""
+    rows = np.array([a[:3] for a in attempts], dtype=np.int64).reshape(-1, 3)
+    passed = np.array([a[3] for a in attempts], dtype=np.float64)
+    states = []
+    for order in (np.arange(len(attempts)), np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))):
+        state = CellState(3, ["x"])
+        state.grow(6)
+        codes = (rows[order, 2] % 3).astype(np.int64)
+        state.add(rows[order, 0], rows[order, 1], rows[order, 2], passed[order], {"x": (codes, codes != 1)})
+        states.append(state)
+    a, b = states
+    for name in ("present", "passed", "missing"):
+        assert np.array_equal(getattr(a, name), getattr(b, name))
+    for name in ("first_rep", "first_code", "lo", "hi"):
+        assert np.array_equal(getattr(a.attrs["x"], name), getattr(b.attrs["x"], name))
