@@ -9,7 +9,9 @@ run), as Parquet under ``--dir`` (default ``/tmp/casetable-bench``, outside the 
 reused when present). Each measurement runs in a fresh process, so peak memory
 (``ru_maxrss``) is its own; "work" is the time after imports.
 
-* ``bare read`` — ``pyarrow.parquet.read_table`` of the table (every column the plan reads);
+* ``bare read`` — ``pyarrow.parquet.read_table`` of the table (every column the plan reads), the
+  reference of the ratios; ``1 thread`` the same read with ``use_threads=False`` (on a busy
+  2-core machine Arrow's threads can make the default read the slower one);
 * ``evalspec read`` — evalspec's reading, typing and checks of the table
   (:func:`evalspec.results.case_table.load_case_table`), in record batches (the default), and
   ``whole-file`` with the readers' whole-file path instead;
@@ -17,11 +19,14 @@ reused when present). Each measurement runs in a fresh process, so peak memory
   counts, proportion, critical failures, slices, the decision and the claim
   (:func:`evalspec.run.run_plan`); with ``--paired`` also a paired difference (cluster t), whose
   claim lists every disagreeing case (so the claim, and its validation, grow with the cases).
+* ``--compare TREE`` adds the ``evalspec run`` of another evalspec source tree (``PYTHONPATH=TREE``),
+  run alternately with this one, so before and after are measured side by side in one run.
 
 The CPU may be shared: read the ratios, not the seconds. Usage::
 
     .venv/bin/python benchmarks/bench_case_table.py                    # 1B attempts' worth (5M cases)
     .venv/bin/python benchmarks/bench_case_table.py --cases 500000     # 100M attempts' worth
+    .venv/bin/python benchmarks/bench_case_table.py --cases 1000000 --dir /tmp/ct-1m --compare /tmp/old-tree
 """
 
 from __future__ import annotations
@@ -63,13 +68,15 @@ CHILD = textwrap.dedent("""
     from pathlib import Path
     mode, plan = sys.argv[1], Path(sys.argv[2])
     import pyarrow.parquet as pq
-    if mode != "bare":
+    if not mode.startswith("bare"):
         import evalspec.run, evalspec.results.case_table, evalspec.analyses.registry as reg
         import scipy.stats
         reg.kinds()
     t0 = time.perf_counter()
     if mode == "bare":
         n = pq.read_table(plan.parent / "cases.parquet").num_rows
+    elif mode == "bare1":
+        n = pq.read_table(plan.parent / "cases.parquet", use_threads=False).num_rows
     elif mode in ("read", "whole"):
         from evalspec.results import readers
         readers.STREAM = mode == "read"  # "whole": the whole-file reader instead of record batches
@@ -133,11 +140,16 @@ def _schema() -> object:
                       ("distinct_lang", i64)])
 
 
-def measure(mode: str, plan: Path) -> dict:
+def measure(mode: str, plan: Path, tree: Path | None = None) -> dict:
+    import os
     import time
 
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(plan)], capture_output=True, text=True, check=False)
+    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(plan)], capture_output=True, text=True, check=False,
+                         env=env)
     wall = time.perf_counter() - t0
     if out.returncode:
         raise SystemExit(f"{mode} failed:\n{out.stderr[-3000:]}")
@@ -152,20 +164,30 @@ def main() -> None:
     ap.add_argument("--attempts", type=int, default=100, help="attempts per candidate and case (default 100)")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/casetable-bench"))
     ap.add_argument("--paired", action="store_true", help="add a paired_difference analysis to the plan")
+    ap.add_argument("--compare", type=Path, help="another evalspec source tree whose run is measured beside this one")
+    ap.add_argument("--repeat", type=int, default=1, help="measure every mode this many times, alternately (best kept)")
     args = ap.parse_args()
     plan = generate(args.dir, args.cases, args.attempts)
     if args.paired:
         plan = plan.parent / "plan_paired.yaml"
-    rows = {mode: measure(mode, plan) for mode in ("bare", "read", "whole", "run")}
-    bare = rows["bare"]
+    modes = [("bare", "bare read", None), ("bare1", "  1 thread", None), ("read", "evalspec read", None),
+             ("whole", "  whole-file", None), ("run", "evalspec run", None)]
+    if args.compare is not None:
+        modes.append(("run", f"run ({args.compare.name})", args.compare))
+    rows: dict[str, dict] = {}
+    for _ in range(args.repeat):  # alternately, so a change of the machine's load touches every mode alike
+        for mode, label, tree in modes:
+            r = measure(mode, plan, tree)
+            if label not in rows or r["work"] < rows[label]["work"]:
+                rows[label] = r
+    bare = rows["bare read"]
     print(f"case table: {2 * args.cases:,} rows for {2 * args.cases * args.attempts:,} attempt rows "
           f"({(args.dir / 'cases.parquet').stat().st_size / 2**20:,.0f} MiB Parquet)")
     print(f"{'':16}{'work s':>9}{'process s':>11}{'peak MiB':>10}{'work x':>8}{'process x':>11}")
-    for name, label in (("bare", "bare read"), ("read", "evalspec read"), ("whole", "  whole-file"),
-                        ("run", "evalspec run")):
-        r = rows[name]
+    for label, r in rows.items():
         print(f"{label:16}{r['work']:9.2f}{r['process']:11.2f}{r['peak_mib']:10.0f}"
               f"{r['work'] / bare['work']:8.2f}{r['process'] / bare['process']:11.2f}")
+    print(f"(load average {' '.join(f'{x:.1f}' for x in __import__('os').getloadavg())} at the end)")
 
 
 if __name__ == "__main__":

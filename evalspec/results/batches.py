@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import InputError
-from evalspec.results.arrow import arrow_codes, arrow_strings, release_arrow_memory
+from evalspec.results.arrow import arrow_codes, arrow_numpy, arrow_strings, release_arrow_memory
 from evalspec.results.files import BOM, Source, peek, scan
+from evalspec.results.text_index import TextIndex, grown, positions
 from evalspec.results.values import EXACT, LazyCoded, Texts, narrow_codes, repeated
 
 __all__ = ["BATCH_BYTES", "PROGRESS_SECONDS", "Distinct", "Streamed", "Watch", "stream_table"]
@@ -50,45 +51,106 @@ PROGRESS_SECONDS = 5.0
 
 
 class Distinct:
-    """One column's distinct values across batches (first-seen order) and each batch's codes into them."""
+    """One column's distinct values across batches (first-seen order) and each batch's codes into them.
+
+    Texts are kept in a :class:`~evalspec.results.text_index.TextIndex` (looked up and added in
+    C, never a Python object per value); other values (numbers, booleans) in a dict keyed by
+    ``(type, value)``. A value's code is the order in which it was first seen, whatever its type.
+    """
 
     def __init__(self) -> None:
-        self.index: dict[Any, int] = {}
-        self.values: list[Any] = []
+        self.index: dict[Any, int] = {}  # values other than text: (type, value) -> code
+        self.texts = TextIndex()
+        self._objects: list[Any] | None = None  # every value by code, once the column holds more than text
+        self._text_codes: np.ndarray | None = None  # the code of each text of ``texts`` (None: its number)
+        self.count = 0  # distinct values so far
         self.parts: list[np.ndarray] = []
         self.rows = 0
         self.start = 0
 
-    def add(self, codes: np.ndarray, uniques: np.ndarray) -> np.ndarray:
+    @property
+    def values(self) -> list[Any]:
+        """The distinct values, in code order (built on demand from the texts: ``count`` is cheaper)."""
+        if self._objects is not None:
+            return self._objects
+        return self.texts.arrow().to_pylist()
+
+    def add(self, codes: np.ndarray, uniques: Any) -> np.ndarray:
         """Add a batch given as ``codes`` into its ``uniques`` (None among them = missing); its global codes.
 
-        Values are one value when they have the same type and compare equal (``1``, ``True`` and
-        ``"1"`` are three), as :class:`~evalspec.results.values.CodedColumn` merges them. The
-        values first seen in this batch are ``values[start:]``, ``start`` the count before it.
+        ``uniques`` is an object array, or an Arrow string array of distinct texts (what
+        :func:`_batch_columns` gives with ``objects=False``). Values are one value when they have
+        the same type and compare equal (``1``, ``True`` and ``"1"`` are three), as
+        :class:`~evalspec.results.values.CodedColumn` merges them. The values first seen in this
+        batch have codes ``start`` to ``count - 1``, ``start`` the count before it.
         """
-        index: dict[Any, int] = self.index
-        values = self.values
-        self.start = len(values)
-        vals = uniques.tolist()
-        texts = isinstance(uniques, Texts) or all(v.__class__ is str for v in vals)
-        keys = vals if texts else [v if v.__class__ is str else (v.__class__, v) for v in vals]  # (a text never
-        found = list(map(index.get, keys))  # equals a tuple)
-        if None in found:  # values not seen before (or a missing one)
-            for i, g in enumerate(found):
-                if g is None and vals[i] is not None:
-                    g = index.get(keys[i])  # (two values of this batch may read as one)
-                    if g is None:
-                        g = index[keys[i]] = len(values)
-                        values.append(vals[i])
-                    found[i] = g
-            found = [-1 if g is None else g for g in found]
+        self.start = self.count
+        arrow = _arrow_texts(uniques)
+        found = self._add_texts(arrow) if arrow is not None else self._add_values(uniques.tolist())
         remap = np.empty(len(found) + 1, dtype=np.int64)
         remap[:-1] = found
         remap[-1] = -1
-        out = narrow_codes(remap[codes], len(values))
+        out = narrow_codes(remap[codes], self.count)
         self.parts.append(out)
         self.rows += len(codes)
         return out
+
+    def _add_texts(self, arrow: Any) -> np.ndarray:
+        """Codes of distinct texts (an Arrow array), the new ones numbered in their order."""
+        ids, new = self.texts.add(arrow)
+        k = int(np.count_nonzero(new))
+        if self._text_codes is None:  # every value is a text: a text's number is its code
+            self.count += k
+            return ids
+        assert self._objects is not None
+        if k:
+            self._more_text_codes(np.arange(self.count, self.count + k))
+            self._objects.extend(arrow.take(positions(np.flatnonzero(new))).to_pylist())
+            self.count += k
+        return self._text_codes[ids]
+
+    def _more_text_codes(self, codes: np.ndarray) -> None:
+        """The codes of the texts just added to ``texts`` (room doubled as needed: linear in all)."""
+        assert self._text_codes is not None
+        n = len(self.texts)
+        self._text_codes = grown(self._text_codes, n)
+        self._text_codes[n - codes.size:n] = codes
+
+    def _add_values(self, vals: list[Any]) -> list[int]:
+        """Codes of values of any types (a value may repeat: two inputs that read as one), -1 for None."""
+        if self._objects is None:  # from now on the column holds more than text: every value by code
+            self._objects = self.values
+            self._text_codes = np.arange(len(self.texts))
+        objects, index = self._objects, self.index
+        found: list[int | None] = [None] * len(vals)
+        at = [i for i, v in enumerate(vals) if v.__class__ is str]
+        if at:
+            numbers = self.texts.find(arrow_strings([vals[i] for i in at]))
+            for i, t in zip(at, numbers.tolist()):
+                if t >= 0:
+                    found[i] = int(self._text_codes[t])
+        fresh: dict[str, int] = {}  # texts first seen in this batch
+        for i, v in enumerate(vals):
+            if found[i] is not None or v is None:
+                continue
+            if v.__class__ is str:
+                g = fresh.get(v)
+                if g is None:
+                    g = fresh[v] = self.count
+                    objects.append(v)
+                    self.count += 1
+            else:
+                key = (v.__class__, v)
+                g = index.get(key)
+                if g is None:
+                    g = index[key] = self.count
+                    objects.append(v)
+                    self.count += 1
+            found[i] = g
+        if fresh:
+            self.texts.add(arrow_strings(list(fresh)))
+            self._more_text_codes(np.fromiter(fresh.values(), dtype=np.int64, count=len(fresh)))
+        return [-1 if g is None else g for g in found]
 
     def add_missing(self, n: int) -> None:
         """Add ``n`` rows without a value."""
@@ -97,13 +159,69 @@ class Distinct:
 
     def column(self) -> LazyCoded:
         """The whole column."""
-        uniques = np.empty(len(self.values), dtype=object)
-        uniques[:] = self.values
-        if self.values and all(v.__class__ is str for v in self.values):
-            uniques = Texts.of(uniques, arrow_strings(self.values))  # typed in C later (missing, times, sorting)
         codes = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.int8)
         self.parts = []
-        return LazyCoded(narrow_codes(codes, len(self.values)), uniques)
+        uniques = np.empty(self.count, dtype=object)
+        if self._objects is None:  # every value a text: they keep their Arrow form, typed in C later
+            arrow = self.texts.arrow()
+            uniques[:] = arrow.to_pylist()
+            if self.count:
+                uniques = Texts.of(uniques, arrow)
+        else:
+            uniques[:] = self._objects
+            if self._objects and len(self.texts) == self.count:
+                uniques = Texts.of(uniques, self.texts.arrow().take(positions(np.argsort(self._text_codes[:self.count]))))
+        return LazyCoded(narrow_codes(codes, self.count), uniques)
+
+
+def _arrow_texts(uniques: Any) -> Any:
+    """The Arrow form of ``uniques`` when they are distinct texts (none missing) that carry one, else None."""
+    if isinstance(uniques, np.ndarray):
+        arrow = getattr(uniques, "arrow", None)
+        return arrow if arrow is not None and len(arrow) == len(uniques) else None
+    return uniques  # an Arrow string array (``_batch_columns(objects=False)``)
+
+
+class _Seen:
+    """The values of the files read before (their texts found in C), for :class:`Watch`.
+
+    Filled with each file's :class:`Distinct` at its end; looked into only when a later file
+    of the same results set has new values, so one file costs nothing here.
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[Any, list[Any]]] = []  # (texts as Arrow, other keys) of each finished file
+        self.texts = TextIndex()
+        self.others: set[Any] = set()
+
+    def __len__(self) -> int:
+        self._settle()
+        return len(self.texts) + len(self.others)
+
+    def update(self, dist: Distinct) -> None:
+        others = [] if dist._objects is None else [(v.__class__, v) for v in dist._objects if v.__class__ is not str]
+        self.pending.append((dist.texts.arrow(), others))
+
+    def _settle(self) -> None:
+        for texts, others in self.pending:
+            self.texts.add(texts)
+            self.others.update(others)
+        self.pending = []
+
+    def known(self, dist: Distinct, lo: int, hi: int) -> np.ndarray:
+        """Whether each of ``dist``'s values with codes ``lo`` to ``hi - 1`` was seen before."""
+        self._settle()
+        if dist._objects is None:
+            return self.texts.find(dist.texts.arrow().slice(lo, hi - lo)) >= 0
+        out = np.zeros(hi - lo, dtype=bool)
+        vals = dist._objects[lo:hi]
+        at = [i for i, v in enumerate(vals) if v.__class__ is str]
+        if at:
+            out[at] = self.texts.find(arrow_strings([vals[i] for i in at])) >= 0
+        for i, v in enumerate(vals):
+            if v.__class__ is not str and (v.__class__, v) in self.others:
+                out[i] = True
+        return out
 
 
 @dataclass
@@ -118,23 +236,30 @@ class Watch:
     column: str
     limit: int
     refuse: Callable[[str, int, str], Exception]
-    earlier: set[Any] = field(default_factory=set)
+    earlier: _Seen = field(default_factory=_Seen)
     extra: int = 0  # values of the file being read that no earlier file had
 
     def see(self, dist: Distinct, codes: np.ndarray, first_row: int, display: str, unit: str) -> None:
         """A batch of the column was added to ``dist`` (this file's values) as ``codes``."""
-        earlier = self.earlier
-        for g in range(dist.start, len(dist.values)):
-            v = dist.values[g]
-            if (v if v.__class__ is str else (v.__class__, v)) not in earlier:
-                self.extra += 1
-                if len(earlier) + self.extra > self.limit:
-                    row = int(np.flatnonzero(codes.astype(np.int64) == g)[0])
-                    raise self.refuse(display, first_row + row, unit)
+        lo, hi = dist.start, dist.count
+        if lo == hi:
+            return
+        if self.earlier.pending or self.earlier.texts or self.earlier.others:
+            new = np.flatnonzero(~self.earlier.known(dist, lo, hi)) + lo  # codes no earlier file had
+            before = len(self.earlier)
+        else:
+            new, before = None, 0
+        count = hi - lo if new is None else new.size
+        room = self.limit - before - self.extra  # new values this file may still have
+        self.extra += count
+        if count > room:
+            g = lo + room if new is None else int(new[room])  # the value one too many
+            row = int(np.flatnonzero(codes.astype(np.int64) == g)[0])
+            raise self.refuse(display, first_row + row, unit)
 
     def finish(self, dist: Distinct) -> None:
         """The file was read to its end: its values are the earlier files' now."""
-        self.earlier.update(v if v.__class__ is str else (v.__class__, v) for v in dist.values)
+        self.earlier.update(dist)
         self.extra = 0
 
 
@@ -221,8 +346,13 @@ def _text_batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -
     yield from reader
 
 
-def _batch_columns(batch: Any, fmt: str, display: str, unit: str) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
-    """``(name, codes, uniques)`` of each column of a batch, typed as the whole-file reader types it."""
+def _batch_columns(batch: Any, fmt: str, display: str, unit: str,
+                   objects: bool = True) -> Iterator[tuple[str, np.ndarray, Any]]:
+    """``(name, codes, uniques)`` of each column of a batch, typed as the whole-file reader types it.
+
+    ``objects=False``: a column of texts gives its distinct texts as an Arrow string array, not
+    as Python objects (:meth:`Distinct.add` takes either; the values are the same).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -230,18 +360,38 @@ def _batch_columns(batch: Any, fmt: str, display: str, unit: str) -> Iterator[tu
 
     for name, col in zip(batch.schema.names, batch.columns):
         typ = col.type
+        text = pa.types.is_string(typ) or pa.types.is_large_string(typ)
+        fast = text and not objects and isinstance(col, pa.Array)  # distinct texts in C, no object per value
         if fmt == "jsonl":
             if not _simple(typ):
                 raise _GiveUp  # nested values: the exact path keeps them as they are
-            if pa.types.is_string(typ) or pa.types.is_large_string(typ):
-                try:
-                    col.validate(full=True)  # Arrow does not check UTF-8 while parsing JSON
-                except pa.ArrowInvalid:
-                    raise _GiveUp from None
             if pa.types.is_floating(typ) and len(col):
                 big = pc.max(pc.abs(col)).as_py()
                 if big is not None and big >= EXACT:
                     raise _GiveUp  # an integer beyond 2**53 read as a float
+            if text and not fast:
+                try:
+                    col.validate(full=True)  # Arrow does not check UTF-8 while parsing JSON
+                except pa.ArrowInvalid:
+                    raise _GiveUp from None
+        if fast:
+            enc = col.dictionary_encode()
+            texts = enc.dictionary
+            try:  # Arrow does not check UTF-8 while parsing JSON (nor Parquet's bytes): every text is here once
+                texts.validate(full=True)
+            except pa.ArrowInvalid:
+                raise _GiveUp from None
+            codes = arrow_numpy(enc.indices, fill=-1).astype(np.int32, copy=False)
+            if fmt == "csv":
+                raw = texts.to_pylist()
+                typed = [csv_value(t) for t in raw]
+                if typed != raw:  # a number, a blank or a spaced text: typed values, as objects
+                    values = np.empty(len(typed), dtype=object)
+                    values[:] = typed
+                    yield name, codes, values
+                    continue
+            yield name, codes, texts
+            continue
         try:
             coded = arrow_codes(col, display, unit)
         except InputError:  # (a binary value that is not UTF-8): the whole-file reader locates it in the file
@@ -282,7 +432,7 @@ def _read(path: Path, fmt: str, display: str, head: bytes, header: list[str] | N
     for batch in _batches(path, fmt, head, header):
         n = batch.num_rows
         seen = set()
-        for name, codes, uniques in _batch_columns(batch, fmt, display, unit):
+        for name, codes, uniques in _batch_columns(batch, fmt, display, unit, objects=False):
             if name in seen:
                 raise _GiveUp
             seen.add(name)

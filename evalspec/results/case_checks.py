@@ -37,7 +37,7 @@ def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarr
             t.problems.append(Diagnostic(file=where_all, key=plan.data.columns.candidate,
                                          message=f"candidate {name!r} has no rows in the case table",
                                          hint="reduce every candidate's attempts, or check the candidate names"))
-    if cluster is not None:
+    if cluster is not None and _clusters_differ(case, cluster, len(case_ids)):
         first = np.full(len(case_ids), -1, dtype=np.int64)
         order = np.argsort(case, kind="stable")
         starts = np.r_[0, np.flatnonzero(case[order][1:] != case[order][:-1]) + 1] if case.size else np.zeros(0, int)
@@ -73,6 +73,21 @@ def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarr
     return table
 
 
+def _clusters_differ(case: np.ndarray, cluster: np.ndarray, n_cases: int) -> bool:
+    """Whether the rows of some case name two clusters (a scatter and a gather: no sort when none does)."""
+    some = np.full(n_cases, -1, dtype=np.int64)
+    some[case] = cluster  # one row's cluster per case (whichever NumPy wrote last)
+    return bool(np.any(some[case] != cluster))
+
+
+def _repeated_keys(cand: np.ndarray, case: np.ndarray, n_cases: int) -> bool:
+    """Whether some candidate x case has two rows (``cand``, ``case``: codes, none missing)."""
+    flat = cand.astype(np.int64) * n_cases + case
+    seen = np.zeros(int(cand.max()) * n_cases + n_cases if cand.size else 0, dtype=bool)
+    seen[flat] = True
+    return int(np.count_nonzero(seen)) < flat.size
+
+
 def _matrix(cand: np.ndarray, case: np.ndarray, values: np.ndarray, n_cand: int, n_cases: int,
             fill: float = 0) -> np.ndarray:
     out = np.full((n_cand, n_cases), fill, dtype=np.float64 if isinstance(fill, float) else np.int64)
@@ -103,7 +118,7 @@ def _versions(t: Any) -> tuple[np.ndarray | None, list[str]]:
 def _one_row_each(t: Any, cand: np.ndarray, case: np.ndarray, case_ids: np.ndarray, version: np.ndarray | None,
                   vlabels: list[str], cluster: np.ndarray | None) -> None:
     """One row per candidate × case: a second row is located, with what differs between the two."""
-    if not cand.size:
+    if not cand.size or (cand.min() >= 0 and case.min() >= 0 and not _repeated_keys(cand, case, len(case_ids))):
         return
     key = cand.astype(np.int64) * (len(case_ids) + 1) + case
     order = np.argsort(key, kind="stable")
@@ -265,28 +280,30 @@ def _unpaired(table: Any) -> None:
 def _case_columns(t: Any, cand: np.ndarray, case: np.ndarray, case_ids: np.ndarray,
                   counts: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[dict[str, str]]]:
     """Each attribute's value per case (the first candidate's, in the plan's order, that has one) and the
-    cases whose attempts disagree, worded as :func:`evalspec.run._case_columns` words them."""
+    cases whose attempts disagree, worded as :func:`evalspec.run._case_columns` words them.
+
+    A candidate has one row per case (checked before), so each attribute is laid out as a
+    candidate x case matrix of codes (-1: missing) and read down each case's column: no sort.
+    """
     from evalspec.plan.case_table import attribute_columns
 
     n_cases = len(case_ids)
-    order = np.lexsort((cand, case))
+    n_cand = len(t.plan.candidates)
     out: dict[str, np.ndarray] = {}
     devs: list[dict[str, str]] = []
     for col in attribute_columns(t.plan):
         codes, uniq = factorize(t.cols[col])
-        miss = np.append(missing_mask(uniq), True)[codes]
-        case_codes = np.full(n_cases, -1, dtype=np.int64)
-        varies = np.zeros(n_cases, dtype=bool)
-        o = order[~miss[order]]
-        if o.size:
-            cases = case[o]
-            first = np.r_[True, cases[1:] != cases[:-1]]
-            case_codes[cases[first]] = codes[o[first]]
-            starts = np.flatnonzero(first)
-            oc = codes[o]
-            lo = np.minimum.reduceat(oc, starts)
-            hi = np.maximum.reduceat(oc, starts)
-            varies[cases[starts]] = lo != hi
+        keep = np.append(np.where(missing_mask(uniq), -1, np.arange(len(uniq))), -1)  # a missing value: -1
+        grid = np.full((n_cand, n_cases), -1, dtype=np.int32)
+        grid[cand, case] = keep[codes]
+        case_codes = grid[0].astype(np.int64)
+        for j in range(1, n_cand):  # the first candidate with a value gives it
+            unset = case_codes < 0
+            case_codes[unset] = grid[j][unset]
+        hi = grid.max(axis=0)
+        grid[grid < 0] = len(uniq)
+        varies = (hi >= 0) & (grid.min(axis=0) != hi)
+        del grid
         varies[case[counts[f"distinct_{col}"] > 1]] = True
         bad = np.flatnonzero(varies)
         if bad.size:
@@ -294,7 +311,7 @@ def _case_columns(t: Any, cand: np.ndarray, case: np.ndarray, case_ids: np.ndarr
             devs.append({"code": "inconsistent_case_attribute",
                          "message": f"Column {col!r} differs between rows of {bad.size} case(s) ({ids}"
                          f"{', ...' if bad.size > 5 else ''}); the first value of each case was used."})
-        used = np.unique(case_codes[case_codes >= 0])
+        used = np.flatnonzero(np.bincount(case_codes[case_codes >= 0], minlength=len(uniq)))
         remap = np.full(len(uniq) + 1, -1, dtype=np.int64)
         remap[used] = np.arange(used.size)
         kept = np.empty(used.size, dtype=object)

@@ -128,17 +128,22 @@ class _Typed:
         codes, uniq = factorize(col)
         parsed = [_whole(u) for u in uniq.tolist()]
         ok = np.array([p is not None for p in parsed] + [False], dtype=bool)
-        self.flag(~ok[codes], name, f"{name} must be a whole number from 0 to {_MAX_COUNT:,}", values=col,
-                  hint=self.spec[name].meaning)
-        return np.array([-1 if p is None else p for p in parsed] + [-1], dtype=np.int64)[codes]
+        if not (ok[:-1].all() and (not codes.size or codes.min() >= 0)):  # (every value read: nothing to locate)
+            self.flag(~ok[codes], name, f"{name} must be a whole number from 0 to {_MAX_COUNT:,}", values=col,
+                      hint=self.spec[name].meaning)
+        table = np.array([-1 if p is None else p for p in parsed] + [-1], dtype=np.int64)
+        if len(parsed) == 1 and codes.size and codes.min() >= 0:  # one value throughout (attempts = repeats)
+            return np.full(codes.size, table[0], dtype=np.int64)
+        return table[codes]
 
     def outcome(self, name: str) -> np.ndarray:
         col = self.cols[name]
         codes, uniq = factorize(col)
         parsed = [_outcome(u) for u in uniq.tolist()]
         ok = np.array([p is not None for p in parsed] + [True], dtype=bool)
-        self.flag(~ok[codes], name, f"{name} must be 1 (pass), 0 (fail) or empty", values=col,
-                  hint=self.spec[name].meaning)
+        if not ok.all():
+            self.flag(~ok[codes], name, f"{name} must be 1 (pass), 0 (fail) or empty", values=col,
+                      hint=self.spec[name].meaning)
         return np.array([np.nan if p is None else p for p in parsed] + [np.nan], dtype=np.float64)[codes]
 
     def times(self, name: str) -> np.ndarray:
