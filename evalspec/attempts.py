@@ -131,13 +131,14 @@ def apply_missing_policy(passed: np.ndarray, policy: str) -> tuple[np.ndarray, n
     ``exclude``: a row without an outcome (NaN) is dropped (``keep`` False there);
     ``count_as_fail``: it counts, as a failure (0.0); ``error``: the run refused any missing
     outcome before this point, so nothing is missing. ``outcomes`` has the rows' values with
-    that policy applied (NaN only where ``keep`` is False).
+    that policy applied (NaN only where ``keep`` is False). When nothing is missing, ``outcomes`` is
+    ``passed`` itself, not a copy (10M rows: 80 MB): read it, never write to it.
     """
     passed = np.asarray(passed, dtype=np.float64)
     missing = np.isnan(passed)
     if policy == "exclude":
         return ~missing, passed
-    return np.ones(passed.shape, dtype=bool), np.where(missing, 0.0, passed)
+    return np.ones(passed.shape, dtype=bool), np.where(missing, 0.0, passed) if missing.any() else passed
 
 
 def attempt_order(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray) -> np.ndarray:
@@ -187,7 +188,7 @@ def attempt_ranks(cand: np.ndarray, case: np.ndarray, order: np.ndarray) -> tupl
 def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, passed: np.ndarray, *,
                     n_candidates: int, n_cases: int, rule: str, k: int | None = None,
                     missing_policy: str = "count_as_fail", answer: np.ndarray | None = None,
-                    target: np.ndarray | None = None) -> CaseOutcomes:
+                    target: np.ndarray | None = None, order: np.ndarray | None = None) -> CaseOutcomes:
     """Reduce attempts to case outcomes by ``rule``.
 
     Parameters
@@ -205,6 +206,9 @@ def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pass
         ``error`` behaves like ``count_as_fail`` here (the checks refused any missing).
     answer, target : ndarray of object, optional
         For ``majority_answer``: each attempt's answer and its case's correct answer.
+    order : ndarray of int, optional
+        :func:`attempt_order` of these rows when the caller has it already (the checks sort them):
+        not sorted again.
 
     Returns
     -------
@@ -216,15 +220,18 @@ def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pass
         if answer is None or target is None:
             raise ValueError("rule majority_answer needs the answer and target of every attempt")
         return _majority_answer(cand, case, repeat, np.asarray(passed, dtype=np.float64), answer, target,
-                                n_candidates=n_candidates, n_cases=n_cases, missing_policy=missing_policy)
+                                n_candidates=n_candidates, n_cases=n_cases, missing_policy=missing_policy, order=order)
     keep, passed = apply_missing_policy(passed, missing_policy)
     if not keep.all():
+        if order is not None:  # the same order over the rows kept, renumbered
+            order = (np.cumsum(keep) - 1)[order[keep[order]]]
         cand, case, repeat, passed = cand[keep], case[keep], repeat[keep], passed[keep]
     values = np.full((n_candidates, n_cases), np.nan)
     attempts = np.zeros((n_candidates, n_cases), dtype=np.int64)
     if cand.size == 0:
         return CaseOutcomes(values=values, attempts=attempts, rule=rule, k=k)
-    order = attempt_order(cand, case, repeat)
+    if order is None:
+        order = attempt_order(cand, case, repeat)
     c, i, p = cand[order], case[order], passed[order]
     del order
     start = np.empty(len(c), dtype=bool)  # where each (candidate, case) group starts, in attempt order
@@ -313,15 +320,17 @@ def answer_matches(answer: object, target: object) -> bool:
 
 
 def _majority_answer(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, passed: np.ndarray, answer: np.ndarray,
-                     target: np.ndarray, *, n_candidates: int, n_cases: int, missing_policy: str) -> CaseOutcomes:
+                     target: np.ndarray, *, n_candidates: int, n_cases: int, missing_policy: str,
+                     order: np.ndarray | None = None) -> CaseOutcomes:
     values = np.full((n_candidates, n_cases), np.nan)
     attempts = np.zeros((n_candidates, n_cases), dtype=np.int64)
     answer = np.asarray(answer, dtype=object)
     target = np.asarray(target, dtype=object)
     if cand.size == 0:
         return CaseOutcomes(values=values, attempts=attempts, rule="majority_answer", k=None)
-    order = attempt_order(cand, case, repeat)
-    g = cand[order] * (n_cases + 1) + case[order]
+    if order is None:
+        order = attempt_order(cand, case, repeat)
+    g = cand[order].astype(np.int64) * (n_cases + 1) + case[order]  # (int64: narrow codes would overflow)
     bounds = np.r_[np.flatnonzero(np.r_[True, g[1:] != g[:-1]]), len(g)]
     none = ("none", None)
     for b0, b1 in zip(bounds[:-1], bounds[1:]):

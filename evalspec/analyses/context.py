@@ -208,17 +208,22 @@ class AnalysisContext:
         the case table when the run read one, else counted from :meth:`attempts`."""
         if self.counts is not None:
             return self.counts
+        from evalspec.attempts import apply_missing_policy
+
         shape = (len(self.candidates), len(self.case_ids))
         size = shape[0] * shape[1]
         r = self.repeats
-        flat = r.cand.astype(np.int64) * shape[1] + r.case.astype(np.int64)
-        missing = np.bincount(flat[np.isnan(r.passed)], minlength=size).reshape(shape)
-        used = self.attempts()
-        flat = used.cand.astype(np.int64) * shape[1] + used.case.astype(np.int64)
-        trials = np.bincount(flat, minlength=size).reshape(shape)
-        passes = np.bincount(flat[used.passed >= 1.0], minlength=size).reshape(shape)
-        finite = r.passed[~np.isnan(r.passed)]
-        binary = bool(np.all((finite == 0.0) | (finite == 1.0)))
+        keep, passed = apply_missing_policy(r.passed, self.missing_policy)  # (as :meth:`attempts`, without its copies)
+        flat = r.cand.astype(np.int64)  # each row's cell, built in place: one int64 array a row
+        flat *= shape[1]
+        np.add(flat, r.case, out=flat, casting="unsafe")  # (as ``r.case.astype(np.int64)``, without the copy)
+        nan = np.isnan(r.passed)
+        missing = np.bincount(flat[nan], minlength=size).reshape(shape)
+        binary = bool(np.all((r.passed == 0.0) | (r.passed == 1.0) | nan))
+        del nan
+        every = bool(keep.all())
+        trials = np.bincount(flat if every else flat[keep], minlength=size).reshape(shape)
+        passes = np.bincount(flat[(passed >= 1.0) if every else keep & (passed >= 1.0)], minlength=size).reshape(shape)
         return CaseCounts(trials=trials, passes=passes, missing=missing, binary=binary)
 
     def codes(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from evalspec.analyses.base import AnalysisParams, ConfidenceLevel
 from evalspec.analyses.contract import (
@@ -180,9 +180,50 @@ class CaseRef(_Part):
     cluster: str | None = None
 
 
+class CaseRefs:
+    """Cases of a result as the claim lists them (each ``{"case", "cluster"}``, as :class:`CaseRef` dumps),
+    kept as indices until the result is written.
+
+    A paired comparison of millions of cases lists every disagreeing one: as :class:`CaseRef` models
+    they would be hundreds of bytes each, held through the rest of the run beside its attempt rows.
+    """
+
+    __slots__ = ("case_ids", "cases", "labels", "case_cluster")
+
+    def __init__(self, case_ids: Any, cases: Any, labels: Any = None, case_cluster: Any = None) -> None:
+        self.case_ids, self.cases = case_ids, cases  # ids of every case; positions of the listed ones
+        self.labels, self.case_cluster = labels, case_cluster  # cluster labels; each case's cluster (or None)
+
+    def refs(self) -> list[dict[str, str | None]]:
+        """The listed cases as :class:`CaseRef` dumps them."""
+        import numpy as np
+
+        ids = [str(c) for c in np.asarray(self.case_ids, dtype=object)[self.cases].tolist()]
+        if self.case_cluster is None:
+            return [{"case": c, "cluster": None} for c in ids]
+        return [{"case": c, "cluster": g} for c, g in zip(ids, self.labels[self.case_cluster[self.cases]].tolist())]
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CaseRefs):
+            return self.refs() == other.refs()
+        if isinstance(other, list):
+            return self.refs() == [c.model_dump() if isinstance(c, CaseRef) else c for c in other]
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class Disagreements(_Part):
     candidate_only: list[CaseRef]
     baseline_only: list[CaseRef]
+
+    @field_serializer("candidate_only", "baseline_only", mode="wrap")
+    def _listed(self, value: Any, handler: Any) -> Any:
+        """:class:`CaseRefs` (how :func:`compute` builds a result) become the cases' dicts only here."""
+        return value.refs() if isinstance(value, CaseRefs) else handler(value)
 
 
 class ClusterRow(_Part):
@@ -554,20 +595,20 @@ def compute(ctx: Context, params: PairedDifferenceParams) -> Outcome:
     core, pair = got
     diff = pair.x - pair.y
 
-    def listed(sel: np.ndarray) -> list[dict[str, str | None]]:
-        idx = pair.cases[sel]
-        cases = [str(c) for c in np.asarray(ctx.case_ids, dtype=object)[idx].tolist()]
-        if ctx.case_cluster is None:
-            return [{"case": c, "cluster": None} for c in cases]
+    labels = None
+    if ctx.case_cluster is not None:
         n_clusters = 0 if ctx.cluster_ids is None else len(ctx.cluster_ids)
         labels = np.empty(n_clusters, dtype=object)
         labels[:] = [ctx.cluster_label(j) for j in range(n_clusters)]
-        return [{"case": c, "cluster": g} for c, g in zip(cases, labels[ctx.case_cluster[idx]].tolist())]
+
+    def listed(sel: np.ndarray) -> CaseRefs:
+        return CaseRefs(ctx.case_ids, pair.cases[sel], labels, ctx.case_cluster)
 
     mc, mc_caveats = _mcnemar(core.table, pair)
     contrib = _contributions(ctx, pair, params.top_clusters)
-    disagreements = Disagreements.model_validate(  # one validation of the lists (thousands of cases at scale)
-        {"candidate_only": listed(diff > 0), "baseline_only": listed(diff < 0)})
+    # (the cases' ids and clusters are str: what validating the lists as CaseRef would check)
+    only: dict[str, Any] = {"candidate_only": listed(diff > 0), "baseline_only": listed(diff < 0)}
+    disagreements = Disagreements.model_construct(**only)  # (CaseRefs, dumped as the lists they stand for)
     result = PairedResult(**core.model_dump(), candidate=first, baseline=second, mcnemar=mc,
                           disagreements=disagreements, clusters=contrib)
     caveats = _caveats(core, contrib, params, params.primary) + mc_caveats

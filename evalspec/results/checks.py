@@ -40,6 +40,9 @@ class Checked:
     missing: dict[str, dict[str, Any]] = field(default_factory=dict)
     versions_seen: dict[str, dict[str, int]] = field(default_factory=dict)
     repeats_observed: tuple[int, int] = (1, 1)
+    #: :func:`~evalspec.attempts.attempt_order` of ``tidy``'s rows, when the checks kept every row (the
+    #: attempt rule reuses it instead of sorting again); None otherwise.
+    order: np.ndarray | None = None
 
 
 def _fmt_counts(counts: dict[str, int]) -> str:
@@ -95,12 +98,13 @@ def check_results(tidy: Tidy, plan: Any) -> Checked:
                 + clusters_that_differ(tidy, plan) + version_changes(tidy, plan, out) + missing_metadata(tidy, plan))
     if problems:
         raise InputError(f"the results fail {len(problems)} check(s)", problems)
-    tidy = planned_repeats(tidy, plan, order, out)
-    problems = missing_outcomes(tidy, plan, out)
+    kept = planned_repeats(tidy, plan, order, out)
+    problems = missing_outcomes(kept, plan, out)
     if problems:
         raise InputError("missing outcomes break the plan's missing-outcome policy", problems)
-    unpaired_cases(tidy, out)
-    out.tidy = tidy
+    unpaired_cases(kept, out)
+    out.tidy = kept
+    out.order = order if kept is tidy else None
     return out
 
 
@@ -139,8 +143,9 @@ def clusters_that_differ(tidy: Tidy, plan: Any) -> list[Diagnostic]:
     if tidy.cluster is None:
         return []
     n_cases = len(tidy.case_ids)
-    lo = np.full(n_cases, np.iinfo(np.int64).max, dtype=np.int64)
-    hi = np.full(n_cases, np.iinfo(np.int64).min, dtype=np.int64)
+    kind = tidy.cluster.dtype  # (the codes' own type: ufunc.at's fast path)
+    lo = np.full(n_cases, np.iinfo(kind).max, dtype=kind)
+    hi = np.full(n_cases, np.iinfo(kind).min, dtype=kind)
     np.minimum.at(lo, tidy.case, tidy.cluster)
     np.maximum.at(hi, tidy.case, tidy.cluster)
     if not (lo < hi).any():  # every case in one cluster (the usual): no sort of every row

@@ -43,6 +43,8 @@ MAX_REPEAT = 1_000_000
 #: Scores are finite numbers of at most this magnitude (sums of millions of them stay exact enough).
 MAX_ABS_SCORE = 1e12
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+#: The type of :class:`Tidy`'s per-row codes and repeat numbers (see there).
+CODE_TYPE = np.int32
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,12 @@ class Tidy:
     ``candidates`` (the plan's order); ``case`` indexes ``case_ids`` (sorted);
     ``cluster`` indexes ``cluster_ids`` or is ``None`` when the plan declares no cluster.
     ``raw`` keeps every column as read, for slices, flags and required metadata.
+
+    ``cand``, ``case``, ``repeat`` and ``cluster`` are int32 (:data:`CODE_TYPE`: 4 bytes a row,
+    not 8): every code fits, as case codes are fewer than :data:`~evalspec.limits.MAX_CASE_CELLS`
+    and a repeat number is at most :data:`MAX_REPEAT` in size. NumPy keeps int32 in arithmetic
+    with a Python integer (NEP 50), so cast to int64 before any product or sum that can pass
+    2**31 (``cand.astype(np.int64) * n_cases``).
     """
 
     files: list[FileInfo]
@@ -340,8 +348,8 @@ def _plain_texts(uniques: np.ndarray) -> Any:
     return None if pc.any(edged).as_py() else arr
 
 
-def _labels(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(codes, sorted labels, missing mask)`` of an identifier column."""
+def _labels(col: np.ndarray, dtype: Any = np.int64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, sorted labels, missing mask)`` of an identifier column; the codes are of ``dtype``."""
     codes, uniques = _factorize(col)
     arr = _plain_texts(uniques)
     if arr is not None:  # many distinct texts that are their own labels: sorted by Arrow, in C
@@ -350,8 +358,8 @@ def _labels(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         umissing = missing_mask(uniques)
         order = arrow_numpy(pc.sort_indices(arr)).astype(np.int64)  # UTF-8 byte order is code point order
         order = order[~umissing[order]]
-        rank = np.full(len(uniques) + 1, -1, dtype=np.int64)
-        rank[order] = np.arange(len(order), dtype=np.int64)
+        rank = np.full(len(uniques) + 1, -1, dtype=dtype)
+        rank[order] = np.arange(len(order), dtype=dtype)
         out = rank[codes]
         return out, np.asarray(uniques).view(np.ndarray)[order], out < 0
     ulabels = np.empty(len(uniques), dtype=object)
@@ -361,7 +369,7 @@ def _labels(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     sorted_labels = np.array(sorted(set(good.tolist())), dtype=object)
     index = {lab: j for j, lab in enumerate(sorted_labels.tolist())}
     remap = np.array([(-1 if m else index[lab]) for lab, m in zip(ulabels.tolist(), umissing.tolist())] + [-1],
-                     dtype=np.int64)
+                     dtype=dtype)
     out = remap[codes]  # code -1 picks the trailing -1
     return out, sorted_labels, out < 0
 
@@ -629,7 +637,7 @@ def typed_candidates(cat: Any, col: np.ndarray, plan: Any, problems: list[Diagno
     names = list(plan.candidates)
     ccodes, cuniq = _factorize(col)
     ulab = [_label(u) for u in cuniq]
-    remap = np.array([names.index(lab) if lab in names else -1 for lab in ulab] + [-2], dtype=np.int64)
+    remap = np.array([names.index(lab) if lab in names else -1 for lab in ulab] + [-2], dtype=CODE_TYPE)
     cand = remap[ccodes]
     unknown = np.flatnonzero(cand == -1)
     if unknown.size:
@@ -640,12 +648,12 @@ def typed_candidates(cat: Any, col: np.ndarray, plan: Any, problems: list[Diagno
     nocand = np.flatnonzero(cand == -2)
     if nocand.size:
         problems += located(cat, nocand, name, "the row names no candidate", hint="fill in the candidate")
-    return cand.astype(np.int64, copy=False)
+    return cand
 
 
 def typed_cases(cat: Any, col: np.ndarray, plan: Any, problems: list[Diagnostic]) -> tuple[np.ndarray, np.ndarray]:
     """Each row's index into the sorted case ids, and the ids; a row without a case id is a problem."""
-    case, case_ids, case_missing = _labels(col)
+    case, case_ids, case_missing = _labels(col, CODE_TYPE)
     if case_missing.any():
         problems += located(cat, np.flatnonzero(case_missing), plan.units.case, "the row has no case id",
                             values=col, hint="every row needs the id of its case")
@@ -655,12 +663,12 @@ def typed_cases(cat: Any, col: np.ndarray, plan: Any, problems: list[Diagnostic]
 def typed_repeats(cat: Any, col: np.ndarray | None, name: str | None, problems: list[Diagnostic]) -> np.ndarray:
     """Each row's repeat number (1 on every row without a repeat column); a non-integer or huge one is a problem."""
     if col is None:
-        return np.ones(cat.line.shape[0], dtype=np.int64)
+        return np.ones(cat.line.shape[0], dtype=CODE_TYPE)
     rcodes, runiq = _factorize(col)
     parsed = [_parse_repeat(u) for u in runiq.tolist()]
     big = np.array([p is not None and abs(p) > MAX_REPEAT for p in parsed] + [False], dtype=bool)
     bad = np.array([p is None for p in parsed] + [True], dtype=bool)
-    repeat = np.array([-1 if p is None or abs(p) > MAX_REPEAT else p for p in parsed] + [-1], dtype=np.int64)[rcodes]
+    repeat = np.array([-1 if p is None or abs(p) > MAX_REPEAT else p for p in parsed] + [-1], dtype=CODE_TYPE)[rcodes]
     if bad[rcodes].any():
         problems += located(cat, np.flatnonzero(bad[rcodes]), name, "the repeat number is not an integer",
                             values=col, hint="number the repeats of a case 1, 2, 3, ...")
@@ -692,7 +700,7 @@ def typed_clusters(cat: Any, col: np.ndarray | None, plan: Any,
     """Each row's index into the sorted cluster ids, and the ids (``None`` without ``units.cluster``)."""
     if col is None:
         return None, None
-    cluster, cluster_ids, cl_missing = _labels(col)
+    cluster, cluster_ids, cl_missing = _labels(col, CODE_TYPE)
     if cl_missing.any():
         problems += located(cat, np.flatnonzero(cl_missing), plan.units.cluster, "the row has no cluster id",
                             values=col, hint="every case needs its cluster (units.cluster)")
