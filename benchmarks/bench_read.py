@@ -219,12 +219,23 @@ def phases(plan: Path, base: Path) -> None:
 
 
 def scale(base: Path, sizes: list[int]) -> None:
-    """Linear in rows? ``evalspec run --no-report`` at several sizes."""
-    print(f"{'rows':>12}{'process s':>11}{'us/row':>8}{'peak MiB':>10}{'bytes/row':>11}")
+    """Linear in rows? ``evalspec run --no-report`` at several sizes (the bench plan: every attempt row in memory).
+
+    Each size runs in a fresh process; the load average before each run says how shared the
+    machine was.
+    """
+    print(f"{'rows':>12}{'process s':>11}{'us/row':>8}{'peak MiB':>10}{'bytes/row':>11}{'load 1 min':>12}")
+    per_row = []
     for rows in sizes:
-        r = _run(_jsonl(base, rows))
+        plan = _jsonl(base, rows)
+        load = os.getloadavg()[0]
+        r = _run(plan)
+        per_row.append(r["process"] / rows)
         print(f"{rows:12,}{r['process']:11.1f}{r['process'] / rows * 1e6:8.2f}{r['peak_mib']:10.0f}"
-              f"{r['peak_mib'] * 2**20 / rows:11.0f}", flush=True)
+              f"{r['peak_mib'] * 2**20 / rows:11.0f}{load:12.2f}", flush=True)
+    if len(per_row) > 1:
+        print(f"time a row, largest / smallest size: {per_row[-1] / per_row[0]:.2f}x (1.00x: linear)")
+    print("target: peak <= 1,536 MiB (1.5 GiB) at 10,000,000 rows")
 
 
 def _lake(base: Path, rows: int, repeats: int = 5) -> Path:

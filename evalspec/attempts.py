@@ -238,10 +238,12 @@ def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pass
     start[0] = True
     np.not_equal(c[1:], c[:-1], out=start[1:])
     start[1:] |= i[1:] != i[:-1]
-    if rule in ("first", "best_of_k"):  # each attempt's rank in its group, in the sorted order itself
+    if rule == "first":  # the lowest-numbered attempt: where each group starts
+        cu, iu, pu, su = c[start], i[start], p[start], start[start]
+    elif rule == "best_of_k" and _longest_group(start) > int(k or 1):  # each attempt's rank in its group
         first = np.flatnonzero(start)
         rank = np.arange(len(c)) - np.repeat(first, np.diff(np.r_[first, len(c)]))
-        use = rank == 0 if rule == "first" else rank < int(k or 1)
+        use = rank < int(k or 1)
         del rank
         cu, iu, pu, su = c[use], i[use], p[use], start[use]
     else:  # every attempt counts: no copies (10M rows: 80 MB each)
@@ -263,6 +265,12 @@ def reduce_attempts(cand: np.ndarray, case: np.ndarray, repeat: np.ndarray, pass
     values[cu[bounds], iu[bounds]] = out
     attempts[cu[bounds], iu[bounds]] = counts
     return CaseOutcomes(values=values, attempts=attempts, rule=rule, k=k)
+
+
+def _longest_group(start: np.ndarray) -> int:
+    """The most rows of one group, given where each group starts (``start[0]`` is True)."""
+    first = np.flatnonzero(start)
+    return int(np.diff(np.r_[first, start.shape[0]]).max())
 
 
 def _pass_values(n: np.ndarray, c: np.ndarray, k: int, estimator: object) -> np.ndarray:

@@ -423,6 +423,9 @@ def _attempts_context(handle: _PlanHandle, checked: Any, needs: _Needs) -> tuple
     from evalspec.attempts import attempt_columns, reduce_attempts
 
     plan, tidy = handle.plan, checked.tidy
+    read = {*needs.case, *needs.row, *(getattr(plan.attempts, role) for role in attempt_columns(plan, tidy.raw))}
+    tidy.raw = {name: col for name, col in tidy.raw.items() if name in read}  # the checks were the last to read
+    # the others (the roles' columns as read: 10M rows, ~140 MB of codes); what the analyses read stays
     outcomes = reduce_attempts(tidy.cand, tidy.case, tidy.repeat, tidy.passed, n_candidates=len(tidy.candidates),
                                n_cases=len(tidy.case_ids), rule=plan.attempts.rule, k=plan.attempts.k,
                                missing_policy=plan.missing.policy, order=getattr(checked, "order", None),

@@ -275,8 +275,9 @@ def _extra_attempts(tidy: Tidy, order: np.ndarray, planned: int) -> tuple[np.nda
     first = np.flatnonzero(starts)
     del starts
     sizes = np.diff(np.r_[first, n])
-    extra = np.empty(n, dtype=bool)
-    extra[order] = np.arange(n) - np.repeat(first, sizes) >= planned
+    extra = np.zeros(n, dtype=bool)
+    if sizes.size and int(sizes.max()) > planned:  # (else no row is extra: no per-row ranks)
+        extra[order] = np.arange(n) - np.repeat(first, sizes) >= planned
     return extra, sizes
 
 
