@@ -79,12 +79,14 @@ CHILD = textwrap.dedent("""
 
 
 def measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, float]:
-    """Run ``argv``: its wall time, its own peak resident memory (MiB) and, when it prints one, its work time."""
+    """Run ``argv``: its wall time, CPU time (user + system, all threads), peak resident memory (MiB) and, when it
+    prints one, its work time."""
     wrapper = ("import os, resource, subprocess, sys, time; t0 = time.perf_counter(); "
                "p = subprocess.run(sys.argv[1:], capture_output=True); "
                "sys.stdout.write(p.stdout.decode()); sys.stderr.write(p.stderr.decode()); "
-               "print('{\"peak_mib\": %f, \"process\": %f}' % (resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / "
-               "1024, time.perf_counter() - t0)); sys.exit(p.returncode)")
+               "ru = resource.getrusage(resource.RUSAGE_CHILDREN); "
+               "print('{\"peak_mib\": %f, \"process\": %f, \"cpu\": %f}' % (ru.ru_maxrss / 1024, "
+               "time.perf_counter() - t0, ru.ru_utime + ru.ru_stime)); sys.exit(p.returncode)")
     proc = subprocess.run([sys.executable, "-c", wrapper, *argv], cwd=cwd, capture_output=True, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"{argv} failed:\n{proc.stderr.decode()[-2000:]}")
@@ -137,18 +139,20 @@ def side_by_side(base: Path, rows: int, repeat: int) -> None:
     _warm(base)
     env, py = _env(base), sys.executable
     print(f"{rows:,} rows, {size / 2**20:.0f} MiB of JSONL (seconds; peak memory of each process)")
-    print(f"{'round':>5} {'':28}{'work':>8}{'process':>9}{'peak MiB':>10}")
+    print(f"{'round':>5} {'':28}{'work':>8}{'process':>9}{'cpu':>7}{'peak MiB':>10}")
     ratios = []
     for k in range(1, repeat + 1):
         res = {name: measured([py, "-c", CHILD, mode, str(plan)], plan.parent, env) for name, mode in MODES}
         res["evalspec run --no-report"] = _run(plan, env)
         for name, r in res.items():
-            print(f"{k:5} {name:28}{r.get('work', float('nan')):8.2f}{r['process']:9.2f}{r['peak_mib']:10.0f}")
+            print(f"{k:5} {name:28}{r.get('work', float('nan')):8.2f}{r['process']:9.2f}{r['cpu']:7.2f}"
+                  f"{r['peak_mib']:10.0f}")
         bare, read, run = res["bare read_json"], res["evalspec read (batches)"], res["evalspec run --no-report"]
         whole = res["evalspec read (whole file)"]
         ratios.append((read["work"] / bare["work"], run["process"] / bare["process"], read["work"] / whole["work"]))
         print(f"{k:5} read work / bare parse work {ratios[-1][0]:.2f}x, run process / bare read process "
-              f"{ratios[-1][1]:.2f}x, batches / whole file work {ratios[-1][2]:.2f}x", flush=True)
+              f"{ratios[-1][1]:.2f}x (CPU {run['cpu'] / bare['cpu']:.2f}x), batches / whole file work "
+              f"{ratios[-1][2]:.2f}x", flush=True)
     for i, (what, target) in enumerate((("evalspec read work / bare parse work", 2.0),
                                         ("evalspec run process / bare read process", 2.5))):
         got = [r[i] for r in ratios]

@@ -89,7 +89,7 @@ class CriticalFailuresParams(AnalysisParams):
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built with the result that holds it
 
 
 class CriticalEntry(_Part):

@@ -163,7 +163,7 @@ class JudgeCorrectedParams(AnalysisParams):
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built with the result that holds it
 
 
 class Interval(_Part):

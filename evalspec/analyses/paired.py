@@ -155,7 +155,7 @@ class PairedDifferenceParams(AnalysisParams):
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built with the result that holds it
 
 
 class Table(_Part):

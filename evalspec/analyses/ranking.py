@@ -63,7 +63,7 @@ class RankingParams(AnalysisParams):
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built with the result that holds it
 
 
 class RankRow(_Part):

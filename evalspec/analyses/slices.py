@@ -109,7 +109,7 @@ class SlicesParams(AnalysisParams):
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built with the result that holds it
 
 
 class SlicePaired(PairedCore):
