@@ -274,11 +274,11 @@ class Reducer:
             grown = np.full(max(len(self.cases), 2 * self.case_cluster.shape[0]), -1, dtype=np.int64)
             grown[:self.case_cluster.shape[0]] = self.case_cluster
             self.case_cluster = grown
-        new = np.flatnonzero(self.case_cluster[gcase] < 0)
-        if new.size:  # a case's cluster is its first row's
-            first = first_rows(gcase[new], len(self.cases))
-            u = np.flatnonzero(first < new.size)
-            self.case_cluster[u] = gcl[new[first[u]]]
+        new = self.case_cluster[gcase] < 0
+        if new.any():  # a case's cluster is its first row's (found over the batch's own case codes)
+            first = first_rows(np.where(new, case_local, -1), len(labels))
+            rows = first[first < new.shape[0]]
+            self.case_cluster[gcase[rows]] = gcl[rows]
         bad = np.flatnonzero(self.case_cluster[gcase] != gcl)
         if not bad.size:
             return []
@@ -327,9 +327,9 @@ class Reducer:
         ok = np.flatnonzero(g >= 0)
         key = cand[ok].astype(np.int64) * n_v + g[ok]
         self.version_rows += np.bincount(key, minlength=len(self.names) * n_v).reshape(len(self.names), n_v)
-        u, first = np.unique(key, return_index=True)
-        for k, i in zip(u.tolist(), first.tolist()):
-            self.version_first.setdefault((k // n_v, k % n_v), (j, int(lines[ok[i]])))
+        first = first_rows(key, len(self.names) * n_v)
+        for k in np.flatnonzero(first < key.shape[0]).tolist():
+            self.version_first.setdefault((k // n_v, k % n_v), (j, int(lines[ok[first[k]]])))
 
     def _missing_rows(self, j: int, lines: np.ndarray, cand: np.ndarray, gcase: np.ndarray, repeat: np.ndarray,
                       passed: np.ndarray) -> None:

@@ -118,8 +118,8 @@ class CellState:
         again = np.zeros(key.shape[0], dtype=bool)
         if not key.size:
             return np.flatnonzero(again)
+        order: np.ndarray | None = None
         if bool((key[1:] > key[:-1]).all()):  # rows in cell and repeat order (as results are often written)
-            order = np.arange(key.shape[0])
             sk = key
         else:
             order = np.argsort(key, kind="stable")
@@ -129,23 +129,27 @@ class CellState:
         bits = np.left_shift(_ONE, (sk & 63).astype(np.uint64))
         starts = np.r_[0, np.flatnonzero(sc[1:] != sc[:-1]) + 1]
         cells = sc[starts]
-        p = passed[order]
+        p = passed if order is None else passed[order]
         flat_present = self.present.reshape(-1)
-        again[order[(flat_present[sc] & bits) != 0]] = True  # seen in an earlier batch
+        seen = (flat_present[sc] & bits) != 0  # seen in an earlier batch
+        again[np.flatnonzero(seen) if order is None else order[seen]] = True
         zero = np.uint64(0)
         flat_present[cells] |= np.bitwise_or.reduceat(bits, starts)
         self.passed.reshape(-1)[cells] |= np.bitwise_or.reduceat(np.where(p >= 1.0, bits, zero), starts)
         self.missing.reshape(-1)[cells] |= np.bitwise_or.reduceat(np.where(np.isnan(p), bits, zero), starts)
         for name, (codes, has) in attributes.items():
-            self._attribute(self.attrs[name], order, sc, sk & 63, codes, has)
+            if order is not None:
+                codes, has = codes[order], has[order]
+            self._attribute(self.attrs[name], sc, sk & 63, codes, has)
         return np.flatnonzero(again)
 
-    def _attribute(self, a: AttributeState, order: np.ndarray, sc: np.ndarray, reps: np.ndarray, codes: np.ndarray,
+    def _attribute(self, a: AttributeState, sc: np.ndarray, reps: np.ndarray, codes: np.ndarray,
                    has: np.ndarray) -> None:
-        pos = np.flatnonzero(has[order])
+        """Fold in one attribute of a batch whose rows are in cell order (``codes``, ``has``: in that order too)."""
+        pos = np.flatnonzero(has)
         if not pos.size:
             return
-        cells, rep, code = sc[pos], reps[pos], codes[order][pos].astype(np.int32)
+        cells, rep, code = sc[pos], reps[pos], codes[pos].astype(np.int32)
         starts = np.r_[0, np.flatnonzero(cells[1:] != cells[:-1]) + 1]
         c = cells[starts]
         r, first = rep[starts].astype(np.uint8), code[starts]
