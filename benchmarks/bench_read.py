@@ -162,19 +162,20 @@ def side_by_side(base: Path, rows: int, repeat: int) -> None:
 
 PHASES = textwrap.dedent("""
     import atexit, json, sys, time
-    T = time.perf_counter
-    start, steps = T(), {}
+    T, C = time.perf_counter, time.process_time
+    start, cpu0, steps, cpu = T(), C(), {}, {}
     def timed(mod, name, label):
         f = getattr(mod, name)
         def g(*a, **k):
-            t = T()
+            t, c = T(), C()
             try:
                 return f(*a, **k)
             finally:
                 steps[label] = steps.get(label, 0.0) + T() - t
+                cpu[label] = cpu.get(label, 0.0) + C() - c
         setattr(mod, name, g)
     import evalspec.cli, evalspec.commands.run, evalspec.looks, evalspec.results, evalspec.run as r
-    imported = T() - start
+    imported, imported_cpu = T() - start, C() - cpu0
     timed(r, "load_plan_for_run", "plan: load and validate")
     timed(evalspec.results, "read_all", "read the results")
     timed(r, "check_data", "read + table + checks")
@@ -185,7 +186,8 @@ PHASES = textwrap.dedent("""
     timed(r, "write_claim", "write claim.json")
     @atexit.register
     def _out():
-        print(json.dumps({"steps": dict(steps, **{"imports before the command starts": imported}),
+        label = "imports before the command starts"
+        print(json.dumps({"steps": dict(steps, **{label: imported}), "step_cpu": dict(cpu, **{label: imported_cpu}),
                           "modules": [m for m in sys.modules if m != "__main__"]}))
     sys.argv = ["evalspec"] + sys.argv[1:]
     evalspec.cli.main()
@@ -211,15 +213,17 @@ def phases(plan: Path, base: Path) -> None:
     res = measured([sys.executable, str(script), "run", str(plan), "--no-report", "--out", str(plan.parent / "out")],
                    plan.parent, _env(base))
     steps: dict[str, float] = res["steps"]  # type: ignore[assignment]
+    cpu: dict[str, float] = res["step_cpu"]  # type: ignore[assignment]
     imports = measured([sys.executable, "-c", IMPORTS, json.dumps(res["modules"])], plan.parent, _env(base))
-    read = steps.get("read the results", 0.0)
-    steps["table + checks"] = steps.pop("read + table + checks", 0.0) - read
-    print(f"evalspec run --no-report, step by step ({res['process']:.2f} s for the whole process; a step's "
-          "time includes the imports it makes):")
+    for d in (steps, cpu):
+        d["table + checks"] = d.pop("read + table + checks", 0.0) - d.get("read the results", 0.0)
+    print(f"evalspec run --no-report, step by step ({res['process']:.2f} s for the whole process, {res['cpu']:.2f} s "
+          "of CPU; a step's time includes the imports it makes):")
+    print(f"  {'':52}{'wall':>7}{'cpu':>7}")
     for name, t in steps.items():
-        print(f"  {name:52}{t:7.2f}")
+        print(f"  {name:52}{t:7.2f}{cpu.get(name, float('nan')):7.2f}")
     print(f"  (importing the {len(res['modules'])} modules the run imported, in its order, in a fresh process: "
-          f"{imports['work']:.2f} s; the process {imports['process']:.2f} s)")
+          f"{imports['work']:.2f} s; the process {imports['process']:.2f} s, {imports['cpu']:.2f} s of CPU)")
 
 
 def scale(base: Path, sizes: list[int]) -> None:
