@@ -5,7 +5,8 @@ that keeps a run's fixed cost down: the report's libraries (jinja2, matplotlib, 
 Bayesian and model stacks (pymc, arviz, pytensor, torch, transformers), statsmodels, pandas and
 ``scipy.stats`` load only in the commands and analyses that use them. ``scipy.special`` is the one
 scipy module every interval needs; ``scipy.optimize`` only the Beta-Binomial profile
-(``repeated-trials``).
+(``repeated-trials``). And the plan model, which imports every analysis kind for its parameters,
+builds none of their result models (``defer_build``: a run builds those of the kinds it runs).
 """
 
 from __future__ import annotations
@@ -54,3 +55,14 @@ def test_run_no_report_imports_only_what_its_analyses_need(example: str, tmp_pat
     assert (folder / "out" / "claim.json").is_file()
     assert not (folder / "out" / "report.html").exists()
 
+
+
+def test_the_plan_model_builds_no_result_model() -> None:
+    """The plan model imports every kind for its parameters; a kind's result validator is built when first used."""
+    probe = ("import json, evalspec.plan.model\n"
+             "from evalspec.analyses.registry import kinds\n"
+             "print(json.dumps(sorted(n for n, k in kinds().items() if k.result.__pydantic_complete__)))\n")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
