@@ -329,9 +329,8 @@ def check_data(handle: _PlanHandle) -> tuple[Any, _Needs, dict[str, Any]]:
         checked: Any = load_case_table(plan, handle.path, handle.diagnostic)
     else:  # attempt rows: reduced to a case table while read where every analysis is served from counts
         from evalspec.results.stream_reduce import stream_results
-        from evalspec.sensitivity_views import ATTEMPT_COUNT_RULES
 
-        checked = stream_results(plan, handle.path, handle.diagnostic, cut_rules=ATTEMPT_COUNT_RULES)
+        checked = stream_results(plan, handle.path, handle.diagnostic)
         if checked is None:
             checked = load_results(plan, handle.path, handle.diagnostic)
     needs = _needed_columns(handle, checked.tidy, kinds)
@@ -400,9 +399,12 @@ def _evidence(handle: _PlanHandle, ctx: Any, kinds: dict[str, Any], records: lis
     if not _counted(checked):
         return case_evidence(ctx, kinds, records, attempt_columns(handle.plan, checked.tidy.raw))
     from evalspec.case_views import CaseTableReadings, ReadingUnavailable
+    from evalspec.results.stream_finish import StreamedTable
+    from evalspec.stream_views import StreamedReadings
 
+    readings = StreamedReadings(checked) if isinstance(checked, StreamedTable) else CaseTableReadings(checked)
     try:
-        return case_evidence(ctx, kinds, records, {}, readings=CaseTableReadings(checked))
+        return case_evidence(ctx, kinds, records, {}, readings=readings)
     except ReadingUnavailable as exc:
         raise InputError("the case table cannot give a reading the verdict must survive", [handle.diagnostic(
             "attempts.rule", str(exc), hint="read the attempt rows (data.format: parquet, jsonl or csv): "

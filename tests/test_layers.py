@@ -76,7 +76,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     # 4. Runtime: what a kind's compute receives (and contexts built from lists, for tests).
     "runtime": ("evalspec.analyses.context", "evalspec.testing", "evalspec.sensitivity_views",
-                "evalspec.case_views"),
+                "evalspec.case_views", "evalspec.stream_views"),
     # 5. Decision: the preregistered rule applied to the kinds' offers.
     "decision": ("evalspec.decision", "evalspec.decision.guard", "evalspec.decision.record", "evalspec.decision.rules",
                  "evalspec.decision.table", "evalspec.decision.verdicts", "evalspec.decision.wording"),

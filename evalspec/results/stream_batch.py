@@ -91,13 +91,11 @@ def _labels_in_order(index: dict[str, int], labels: np.ndarray, codes: np.ndarra
 class Reducer:
     """The streaming reduction's state over every batch; :meth:`finish` gives the checked case table."""
 
-    def __init__(self, plan: Any, displays: list[str], plan_diagnostic: Any, *, exact_refusal: bool,
-                 cut_rules: frozenset[str]) -> None:
+    def __init__(self, plan: Any, displays: list[str], plan_diagnostic: Any, *, exact_refusal: bool) -> None:
         from evalspec.limits import MAX_CASE_CELLS
         from evalspec.plan.case_table import column_needs
 
         self.plan, self.displays, self.plan_diagnostic, self.exact = plan, displays, plan_diagnostic, exact_refusal
-        self.cut_rules = cut_rules  # rules whose decision also reads attempts cut to equal numbers
         self.names = list(plan.candidates)
         self.attributes = [c for c, (_, level) in column_needs(plan).items() if level == "case"]
         self.state = CellState(len(self.names), self.attributes)

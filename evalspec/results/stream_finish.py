@@ -10,17 +10,27 @@ uses, and each case attribute's value (its first candidate's lowest-numbered kep
 from __future__ import annotations
 
 import datetime as _dt
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from evalspec.errors import Diagnostic
+from evalspec.results.case_model import CaseTable
 from evalspec.results.stream_state import Fallback, cell_attributes, lowest_bits, rule_counts
 
-__all__ = ["finish"]
+__all__ = ["StreamedTable", "finish"]
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+@dataclass
+class StreamedTable(CaseTable):
+    """A case table reduced while read, which keeps each cell's masks of kept, passed and missing attempts
+    (so the decision's equal-attempts reading is made exactly: :mod:`evalspec.stream_views`)."""
+
+    masks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def _sorted(labels: list[str]) -> np.ndarray:
@@ -79,8 +89,6 @@ def finish(red: Any) -> Any:
     """The checked :class:`~evalspec.results.case_model.CaseTable` of everything ``red`` was given."""
     from evalspec.plan.case_table import case_table_columns
     from evalspec.results.adapters.graders import grader_limits
-    from evalspec.results.case_model import CaseTable
-
     _end_checks(red)
     plan = red.plan
     planned, k = int(plan.attempts.repeats), int(plan.attempts.k or 1)
@@ -100,7 +108,6 @@ def finish(red: Any) -> Any:
     kept = lowest_bits(state.present, planned)
     names = [c.name for c in case_table_columns(plan)]
     counts = rule_counts(state, kept, names, k)
-    _equal_attempts_guard(plan, counts, red.cut_rules)
     _missing_guard(red, counts, kept, order)
     none = counts["attempts"] == 0
     rules = {n: np.where(none, np.nan, counts[n].astype(np.float64)) for n in names
@@ -108,10 +115,10 @@ def finish(red: Any) -> Any:
     time_range = None
     if red.time:
         time_range = tuple(_EPOCH + _dt.timedelta(microseconds=m) for m in red.time)
-    table = CaseTable(files=red.files, candidates=red.names, case_ids=case_ids, cluster_ids=cluster_ids,
+    table = StreamedTable(files=red.files, candidates=red.names, case_ids=case_ids, cluster_ids=cluster_ids,
                       case_cluster=case_cluster, raw=dict(red.columns), time_range=time_range,  # type: ignore[arg-type]
                       attempts=counts["attempts"], missing_counts=counts["missing"], passes=counts["passes"],
-                      rule_counts=rules)
+                      rule_counts=rules, masks=(kept, state.passed, state.missing))
     _notes(red, table, counts)
     table.case_columns, table.attribute_deviations = _case_columns(red, state, kept, counts, case_ids)
     table.detected.extend(grader_limits(plan, []))
@@ -174,24 +181,6 @@ def _missing_guard(red: Any, counts: dict[str, np.ndarray], kept: np.ndarray, or
                                        f"({plan.data.columns.outcome})"))
     if problems:
         red.refuse("missing outcomes break the plan's missing-outcome policy", problems)
-
-
-def _equal_attempts_guard(plan: Any, counts: dict[str, np.ndarray], cut_rules: frozenset[str]) -> None:
-    """Under a rule whose outcome depends on the number of attempts, the decision also reads the candidates cut to
-    equal numbers; counts cannot make that cut, so unequal numbers on a shared case go to the in-memory path."""
-    if plan.attempts.rule not in cut_rules:
-        return
-    usable = counts["attempts"] - counts["missing"] if plan.missing.policy == "exclude" else counts["attempts"]
-    if plan.attempts.rule == "best_of_k" and plan.attempts.k:
-        usable = np.minimum(usable, int(plan.attempts.k))
-    big = np.iinfo(np.int64).max
-    lo = np.where(usable > 0, usable, big).min(axis=0)
-    hi = usable.max(axis=0)
-    unequal = (lo != big) & (lo != hi) & ((usable > 0).sum(axis=0) > 1)
-    if unequal.any():
-        raise Fallback(f"under rule {plan.attempts.rule} the verdict must also hold with the candidates cut to equal "
-                       f"numbers of attempts, and {int(unequal.sum()):,} case(s) have unequal numbers; counts do not "
-                       "say which attempts to cut", hint="run every candidate the same number of times on each case")
 
 
 def _case_columns(red: Any, state: Any, kept: np.ndarray, counts: dict[str, np.ndarray], case_ids: np.ndarray

@@ -32,13 +32,13 @@ class _Redo(Exception):
 
 
 def reduce_files(plan: Any, files: list[tuple[Path, str, str, tuple[tuple[str, str], ...]]], plan_diagnostic: Any,
-                 *, exact_refusal: bool, cut_rules: frozenset[str]) -> Any:
+                 *, exact_refusal: bool) -> Any:
     """The checked case table of ``files`` (``(path, format, display, partitions)``) under ``plan``."""
     from evalspec.results.stream_batch import Reducer
 
     whole: set[Path] = set()
     while True:
-        red = Reducer(plan, [f[2] for f in files], plan_diagnostic, exact_refusal=exact_refusal, cut_rules=cut_rules)
+        red = Reducer(plan, [f[2] for f in files], plan_diagnostic, exact_refusal=exact_refusal)
         try:
             for j, (path, fmt, display, parts) in enumerate(files):
                 if path in whole or not _stream_file(red, j, path, fmt, display, parts):

@@ -12,9 +12,8 @@ the in-memory path's (``tests/results/test_stream_reduce.py``, a property test).
 It engages only where that holds (:func:`plan_streams`): a table format, every analysis and
 the attempt rule served from counts, and an input of at least :data:`STREAM_ROWS` rows (an
 estimate; ``EVALSPEC_STREAM_ROWS`` sets it). Whatever the state cannot hold exactly (a repeat
-number outside 0 to 63, extra attempts whose case attributes differ from the kept ones, a
-reading that must cut attempts) gives up (:class:`Fallback`) and the in-memory path reads the
-results as before: never an approximation; beyond :data:`IN_MEMORY_ROWS` rows, where memory would
+number outside 0 to 63, extra attempts whose case attributes differ from the kept ones) gives
+up (:class:`Fallback`) and the in-memory path reads the results as before: never an approximation; beyond :data:`IN_MEMORY_ROWS` rows, where memory would
 not hold them, the run is refused with the reason instead. A refusal of a results set of at most
 :data:`EXACT_REFUSAL_ROWS` rows is also left to the in-memory path, so its words are the same;
 a larger one is refused here, at the row, before the rest is read.
@@ -94,14 +93,8 @@ def _too_large(plan: Any, plan_path: Path, plan_diagnostic: Any, rows: int, why:
     raise InputError(f"{plan_path}: data.results: {message}", [diag]) from None
 
 
-def stream_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None, *,
-                   cut_rules: frozenset[str] = frozenset()) -> Any:
-    """The checked case table of the plan's attempt rows, reduced while read; None where it does not engage.
-
-    ``cut_rules``: the attempt rules under which the decision also reads the candidates cut to equal
-    numbers of attempts (:data:`evalspec.sensitivity_views.ATTEMPT_COUNT_RULES`); counts cannot make
-    that cut, so unequal numbers under them go to the in-memory path.
-    """
+def stream_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Any:
+    """The checked case table of the plan's attempt rows, reduced while read; None where it does not engage."""
     from evalspec.results import OUTSIDE_READ, _display, _partitions, _refuse_tool_logs_read_as_tables, resolve_paths
     from evalspec.results.readers import detect_format
 
@@ -125,8 +118,7 @@ def stream_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None, *,
         files = [(p, f, _display(p), parts.get(p, ())) for p, f in zip(paths, formats)]
         from evalspec.results.stream_read import reduce_files
 
-        table = reduce_files(plan, files, plan_diagnostic, exact_refusal=rows <= EXACT_REFUSAL_ROWS,
-                             cut_rules=cut_rules)
+        table = reduce_files(plan, files, plan_diagnostic, exact_refusal=rows <= EXACT_REFUSAL_ROWS)
         engaged = True
         return table
     except Fallback as why:

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MAX_REPEAT_BIT", "AttributeState", "CellState", "Fallback", "lowest_bits", "rule_counts"]
+__all__ = ["MAX_REPEAT_BIT", "AttributeState", "CellState", "Fallback", "lowest_bits", "lowest_bits_each",
+           "rule_counts"]
 
 #: Highest repeat number the masks hold (bit 63 of a 64-bit mask).
 MAX_REPEAT_BIT = 63
@@ -53,6 +54,18 @@ def lowest_bits(masks: np.ndarray, n: int) -> np.ndarray:
             break
         low = rest & (~rest + _ONE)  # the lowest set bit (two's complement)
         out |= low
+        rest ^= low
+    return out
+
+
+def lowest_bits_each(masks: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """The lowest ``limits[i]`` set bits of each ``masks[i]`` (all of them where fewer are set; none at 0)."""
+    out = np.zeros_like(masks)
+    rest = masks.copy()
+    zero = np.uint64(0)
+    for i in range(int(limits.max()) if limits.size else 0):
+        low = rest & (~rest + _ONE)
+        out |= np.where(limits > i, low, zero)
         rest ^= low
     return out
 

@@ -35,7 +35,7 @@ question: Is A better than B?
 decision_owner: the study's owner
 population: invented cases
 data:
-  results: {results}
+  results: {results}{missing_values}
   columns: {{candidate: candidate, repeat: repeat, outcome: passed, model_version: ver, timestamp: ts,
              critical: crit}}
 candidates:
@@ -61,7 +61,9 @@ def _study(draw: Any) -> dict[str, Any]:
     n_cases = draw(st.integers(1, 9))
     repeats = draw(st.integers(1, 4))
     odd = draw(st.integers(0, 12))  # how often a row is odd (0: never)
-    outcomes = st.sampled_from([True, False, True, False, True, False, None, "pass", 1, 0])
+    declared = draw(st.booleans())  # data.missing_values: [ERROR]
+    outcomes = st.sampled_from([True, False, True, False, True, False, None, "pass", 1, 0]
+                               + (["ERROR"] if declared else []))
     version = {"A": draw(st.sampled_from(["v1", "v1", "v2", "mixed"])), "B": "v1"}
     rows = []
     for i in range(n_cases):
@@ -78,7 +80,8 @@ def _study(draw: Any) -> dict[str, Any]:
                 if odd and draw(st.integers(0, odd * 10)) == 0:
                     key, value = draw(st.sampled_from([
                         ("passed", "maybe"), ("ts", "yesterday"), ("doc", "d9"), ("repeat", 1), ("candidate", "C"),
-                        ("lang", "fr"), ("crit", None), ("lang", None), ("repeat", 70), ("case_id", None)]))
+                        ("lang", "fr"), ("crit", None), ("lang", None), ("repeat", 70), ("case_id", None),
+                        ("passed", "ERROR")]))
                     row[key] = value
                 rows.append(row)
     rows = draw(st.permutations(rows)) if draw(st.booleans()) else rows
@@ -87,11 +90,22 @@ def _study(draw: Any) -> dict[str, Any]:
     rule = draw(st.sampled_from(["first", "best_of_k", "majority", "mean", "pass_at_k"]))
     return {"rows": rows, "repeats": repeats, "rule": rule, "policy": draw(st.sampled_from(["count_as_fail", "exclude"])),
             "cluster": draw(st.booleans()), "version_a": "[v1, v2]" if version["A"] == "mixed" and
-            draw(st.booleans()) else "v1", "max_fraction": draw(st.sampled_from([0.1, 0.5, 0.5]))}
+            draw(st.booleans()) else "v1", "max_fraction": draw(st.sampled_from([0.1, 0.5, 0.5])),
+            "missing_values": declared}
 
 
 def _write(folder: Path, rows: list[dict[str, Any]], fmt: str, files: int) -> str:
     """The rows in ``files`` files of format ``fmt``; the plan's ``data.results`` for them."""
+    if fmt == "hive":  # a Hive-partitioned folder: lake/candidate=A/part-0.parquet, no candidate column
+        for cand in sorted({str(r["candidate"]) for r in rows}):
+            mine = [{k: v for k, v in r.items() if k != "candidate"} for r in rows if str(r["candidate"]) == cand]
+            (folder / "lake" / f"candidate={cand}").mkdir(parents=True)
+            for k in range(files):
+                if mine[k::files]:
+                    pq.write_table(pa.Table.from_pylist([{key: None if v is None else str(v) for key, v in r.items()}
+                                                         for r in mine[k::files]]),
+                                   folder / "lake" / f"candidate={cand}" / f"part-{k}.parquet", row_group_size=4)
+        return "lake/"
     parts = [rows[i::files] for i in range(files)] if len(rows) >= files else [rows]
     names = []
     for k, part in enumerate(parts):
@@ -120,7 +134,8 @@ def _plan(study: dict[str, Any], results: str) -> str:
     return PLAN.format(results=results, repeats=study["repeats"], rule=rule,
                        k=f", k: {min(2, study['repeats'])}" if rule in ("best_of_k", "pass_at_k") else "", policy=study["policy"],
                        max_fraction=study["max_fraction"], cluster=", cluster: doc" if study["cluster"] else "",
-                       version_a=study["version_a"])
+                       version_a=study["version_a"],
+                       missing_values="\n  missing_values: [ERROR]" if study.get("missing_values") else "")
 
 
 def _run(plan: Path, monkeypatch: pytest.MonkeyPatch, streamed: bool) -> tuple[str, Any]:
@@ -166,9 +181,9 @@ _PATHS = ("streamed claim", "streamed refused", "in memory claim", "in memory re
 def test_streamed_reduction_gives_the_in_memory_claim(tmp_path_factory: pytest.TempPathFactory) -> None:
     seen = dict.fromkeys(_PATHS, 0)
 
-    @settings(max_examples=50, suppress_health_check=[HealthCheck.too_slow], deadline=None, derandomize=True,
+    @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None, derandomize=True,
               database=None)
-    @given(study=_study(), fmt=st.sampled_from(["jsonl", "csv", "parquet"]), files=st.integers(1, 3))
+    @given(study=_study(), fmt=st.sampled_from(["jsonl", "csv", "parquet", "hive"]), files=st.integers(1, 3))
     def one(study: dict[str, Any], fmt: str, files: int) -> None:
         if not study["rows"]:
             return
@@ -238,3 +253,22 @@ def test_what_counts_cannot_hold_is_refused_with_the_reason_when_too_large_for_m
         run_plan(tmp_path / "plan.yaml")
     d = err.value.diagnostics[0]
     assert "results.jsonl:2 has repeat number 100" in d.message and d.key == "data.results", d
+
+
+@pytest.mark.parametrize("rule", ["majority", "best_of_k"])
+@pytest.mark.parametrize("policy", ["count_as_fail", "exclude"])
+def test_the_equal_attempts_reading_is_cut_from_the_masks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          rule: str, policy: str) -> None:
+    """A has three attempts where B has two: the verdict's equal-attempts reading, made from the masks, is the rows'."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
+    rows = [{"candidate": c, "case_id": f"c{i}", "doc": f"d{i % 4}", "repeat": r, "passed": (i * 7 + r * 3 + (c == "A"))
+             % 4 != 0 if (i + r) % 11 else None, "ver": "v1", "ts": _TIMES[i % 3], "crit": False, "lang": "en" if i % 2 else "de"}
+            for i in range(40) for c in "AB" for r in range(1, 4) if not (c == "B" and r == 3 and i % 3 == 0)]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    study = {"repeats": 3, "rule": rule, "policy": policy, "max_fraction": 0.2, "cluster": True, "version_a": "v1"}
+    (tmp_path / "plan.yaml").write_text(_plan(study, "results.jsonl"), encoding="utf-8")
+    seen = dict.fromkeys(_PATHS, 0)
+    _compare(tmp_path, monkeypatch, seen)
+    assert seen["streamed claim"] == 1, seen
+    claim, _ = _run(tmp_path / "plan.yaml", monkeypatch, streamed=True)
+    assert "equal_attempts" in claim
