@@ -145,11 +145,10 @@ def measure(mode: str, plan: Path, tree: Path | None = None) -> dict:
     import time
 
     env = dict(os.environ)
-    if tree is not None:
-        env["PYTHONPATH"] = str(tree)
+    env["PYTHONPATH"] = str(tree if tree is not None else Path(__file__).resolve().parents[1])  # the tree measured
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(plan)], capture_output=True, text=True, check=False,
-                         env=env)
+    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(plan.resolve())], capture_output=True, text=True,
+                         check=False, env=env, cwd=plan.parent)  # (not this folder: `-c` imports from the cwd first)
     wall = time.perf_counter() - t0
     if out.returncode:
         raise SystemExit(f"{mode} failed:\n{out.stderr[-3000:]}")
@@ -166,12 +165,15 @@ def main() -> None:
     ap.add_argument("--paired", action="store_true", help="add a paired_difference analysis to the plan")
     ap.add_argument("--compare", type=Path, help="another evalspec source tree whose run is measured beside this one")
     ap.add_argument("--repeat", type=int, default=1, help="measure every mode this many times, alternately (best kept)")
+    ap.add_argument("--no-whole", action="store_true", help="leave out the whole-file read (slow and big at 10M rows)")
     args = ap.parse_args()
     plan = generate(args.dir, args.cases, args.attempts)
     if args.paired:
         plan = plan.parent / "plan_paired.yaml"
     modes = [("bare", "bare read", None), ("bare1", "  1 thread", None), ("read", "evalspec read", None),
              ("whole", "  whole-file", None), ("run", "evalspec run", None)]
+    if args.no_whole:
+        modes = [m for m in modes if m[0] != "whole"]
     if args.compare is not None:
         modes.append(("run", f"run ({args.compare.name})", args.compare))
     rows: dict[str, dict] = {}

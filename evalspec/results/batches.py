@@ -41,11 +41,14 @@ from evalspec.results.files import BOM, Source, peek, scan
 from evalspec.results.text_index import TextIndex, grown, positions
 from evalspec.results.values import EXACT, LazyCoded, Texts, narrow_codes, repeated
 
-__all__ = ["BATCH_BYTES", "PROGRESS_SECONDS", "Distinct", "Streamed", "Watch", "stream_table"]
+__all__ = ["BATCH_BYTES", "PARQUET_BATCH_BYTES", "PROGRESS_SECONDS", "Distinct", "Streamed", "Watch", "stream_table"]
 
-#: Bytes of text Arrow parses per batch (JSONL, CSV; Parquet: this many / 64 rows a batch). Arrow reads
-#: ahead by tens of batches, so this sets the memory the parse holds (about 40 MiB at 1 MiB).
+#: Bytes of text Arrow parses per batch (JSONL, CSV). Arrow reads ahead by tens of batches, so this sets
+#: the memory the parse holds (about 40 MiB at 1 MiB).
 BATCH_BYTES = 1 << 20
+#: Uncompressed bytes of a Parquet batch (Parquet is decoded a batch at a time, without read-ahead; the
+#: values of a batch are held while it is numbered, so this bounds the memory of the read).
+PARQUET_BATCH_BYTES = 256 << 20
 #: A long read says how far it has come on stderr this often (seconds).
 PROGRESS_SECONDS = 5.0
 
@@ -87,10 +90,13 @@ class Distinct:
         self.start = self.count
         arrow = _arrow_texts(uniques)
         found = self._add_texts(arrow) if arrow is not None else self._add_values(uniques.tolist())
-        remap = np.empty(len(found) + 1, dtype=np.int64)
-        remap[:-1] = found
-        remap[-1] = -1
-        out = narrow_codes(remap[codes], self.count)
+        if self.start == 0 and arrow is not None and len(found) == self.count:  # the first texts: their own codes
+            out = narrow_codes(codes, self.count)
+        else:
+            remap = np.empty(len(found) + 1, dtype=np.int64)
+            remap[:-1] = found
+            remap[-1] = -1
+            out = narrow_codes(remap[codes], self.count)
         self.parts.append(out)
         self.rows += len(codes)
         return out
@@ -416,9 +422,45 @@ def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Ite
         pf = pq.ParquetFile(str(path))
         if repeated(pf.schema_arrow.names):
             raise _GiveUp  # the whole-file reader names the duplicate columns
-        yield from pf.iter_batches(batch_size=max(1, BATCH_BYTES // 64))
+        rows = _parquet_batch_rows(pf.metadata)
+        import pyarrow as pa
+
+        flat = not any(pa.types.is_nested(f.type) or "." in f.name for f in pf.schema_arrow)  # (names: no paths)
+        if flat and rows >= pf.metadata.num_rows:  # one batch: a column at a time (one column's values held)
+            yield _ColumnByColumn(pf)
+            return
+        yield from pf.iter_batches(batch_size=rows)
         return
     yield from _text_batches(path, fmt, head, header)
+
+
+class _ColumnByColumn:
+    """A whole Parquet file as one batch whose columns are read one at a time, as :func:`_batch_columns` asks."""
+
+    def __init__(self, pf: Any) -> None:
+        self.pf = pf
+        self.schema = pf.schema_arrow
+        self.num_rows = pf.metadata.num_rows
+
+    @property
+    def columns(self) -> Iterator[Any]:
+        for name in self.schema.names:
+            col = self.pf.read(columns=[name], use_threads=False).column(0)
+            yield col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+            del col
+
+
+def _parquet_batch_rows(meta: Any) -> int:
+    """Rows of a Parquet batch: about :data:`PARQUET_BATCH_BYTES` of uncompressed values (the file's metadata
+    says how many bytes a row takes), at least one row.
+
+    A case table of ten million rows (about 200 MiB) is one batch: Arrow numbers each column's
+    values in one pass, and nothing is looked up across batches. The values do not depend on it.
+    """
+    total = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if not meta.num_rows or total <= 0:
+        return max(1, BATCH_BYTES // 64)
+    return max(1, int(PARQUET_BATCH_BYTES * meta.num_rows // total))
 
 
 def _read(path: Path, fmt: str, display: str, head: bytes, header: list[str] | None,

@@ -53,12 +53,14 @@ def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarr
     seen = _version_checks(t, cand, version, vlabels, counts)
     t.raise_problems("checks")
 
+    cell = cand.astype(np.int64) * len(case_ids) + case  # each row's cell of the candidate x case matrices
+    shape = (len(names), len(case_ids))
     table = CaseTable(files=files, candidates=names, case_ids=case_ids, cluster_ids=cluster_ids,
                       case_cluster=_case_cluster(case, cluster, len(case_ids)), raw=t.cols, time_range=None,
-                      attempts=_matrix(cand, case, counts["attempts"], len(names), len(case_ids)),
-                      missing_counts=_matrix(cand, case, counts["missing"], len(names), len(case_ids)),
-                      passes=_matrix(cand, case, counts["passes"], len(names), len(case_ids)),
-                      rule_counts={k: _matrix(cand, case, v, len(names), len(case_ids), fill=np.nan)
+                      attempts=_matrix(cell, counts["attempts"], shape),
+                      missing_counts=_matrix(cell, counts["missing"], shape),
+                      passes=_matrix(cell, counts["passes"], shape),
+                      rule_counts={k: _matrix(cell, v, shape, fill=np.nan)
                                    for k, v in {**rule, **{c: counts[c].astype(np.float64) for c in counts
                                                            if "_in_first_" in c}}.items()})
     table.versions_seen = seen
@@ -69,7 +71,7 @@ def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarr
     _repeats(t, table, cand, counts)
     _missing(t, table, cand, counts)
     _unpaired(table)
-    table.case_columns, table.attribute_deviations = _case_columns(t, cand, case, case_ids, counts)
+    table.case_columns, table.attribute_deviations = _case_columns(t, cell, case, case_ids, counts)
     return table
 
 
@@ -88,10 +90,11 @@ def _repeated_keys(cand: np.ndarray, case: np.ndarray, n_cases: int) -> bool:
     return int(np.count_nonzero(seen)) < flat.size
 
 
-def _matrix(cand: np.ndarray, case: np.ndarray, values: np.ndarray, n_cand: int, n_cases: int,
-            fill: float = 0) -> np.ndarray:
-    out = np.full((n_cand, n_cases), fill, dtype=np.float64 if isinstance(fill, float) else np.int64)
-    out[cand, case] = values
+def _matrix(cell: np.ndarray, values: np.ndarray, shape: tuple[int, int], fill: float = 0) -> np.ndarray:
+    """The candidate x case matrix of ``values`` (each row's at its ``cell``), ``fill`` where no row is."""
+    dtype = np.float64 if isinstance(fill, float) else np.int64
+    out = np.full(shape, fill, dtype=dtype) if fill else np.zeros(shape, dtype=dtype)
+    out.ravel()[cell] = values
     return out
 
 
@@ -277,7 +280,7 @@ def _unpaired(table: Any) -> None:
                              "single-candidate results use each candidate's own cases."})
 
 
-def _case_columns(t: Any, cand: np.ndarray, case: np.ndarray, case_ids: np.ndarray,
+def _case_columns(t: Any, cell: np.ndarray, case: np.ndarray, case_ids: np.ndarray,
                   counts: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[dict[str, str]]]:
     """Each attribute's value per case (the first candidate's, in the plan's order, that has one) and the
     cases whose attempts disagree, worded as :func:`evalspec.run._case_columns` words them.
@@ -295,7 +298,7 @@ def _case_columns(t: Any, cand: np.ndarray, case: np.ndarray, case_ids: np.ndarr
         codes, uniq = factorize(t.cols[col])
         keep = np.append(np.where(missing_mask(uniq), -1, np.arange(len(uniq))), -1)  # a missing value: -1
         grid = np.full((n_cand, n_cases), -1, dtype=np.int32)
-        grid[cand, case] = keep[codes]
+        grid.ravel()[cell] = keep[codes]
         case_codes = grid[0].astype(np.int64)
         for j in range(1, n_cand):  # the first candidate with a value gives it
             unset = case_codes < 0

@@ -132,8 +132,8 @@ class _Typed:
             self.flag(~ok[codes], name, f"{name} must be a whole number from 0 to {_MAX_COUNT:,}", values=col,
                       hint=self.spec[name].meaning)
         table = np.array([-1 if p is None else p for p in parsed] + [-1], dtype=np.int64)
-        if len(parsed) == 1 and codes.size and codes.min() >= 0:  # one value throughout (attempts = repeats)
-            return np.full(codes.size, table[0], dtype=np.int64)
+        if len(parsed) == 1 and codes.size and codes.min() >= 0:  # one value throughout (attempts = repeats):
+            return np.broadcast_to(table[0], codes.shape)  # read-only, no memory (the checks only read counts)
         return table[codes]
 
     def outcome(self, name: str) -> np.ndarray:

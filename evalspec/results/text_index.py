@@ -94,18 +94,25 @@ def _hashes(arr: Any) -> np.ndarray:
     return _mix(h ^ sums)
 
 
-#: An empty slot of the table (a held slot is the text's hash's upper 32 bits, then its number).
-_EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: An empty slot of the table (a held slot is the text's hash's upper 32 bits, then its number plus one),
+#: so that a new table is zeros (fresh pages from the system, not written first).
+_EMPTY = np.uint64(0)
 _LOW = np.uint64(0xFFFFFFFF)
 _TOP = np.uint64(32)
 
 
 class TextIndex:
-    """Distinct texts in the order first added, each with its number (0, 1, ...); lookups and additions in C."""
+    """Distinct texts in the order first added, each with its number (0, 1, ...); lookups and additions in C.
+
+    Texts are hashed and put into the table only when a lookup needs them: a column read in
+    one batch (or the last batch of a file) is stored, never hashed.
+    """
 
     def __init__(self) -> None:
         self._n = 0
-        self._slots = np.full(1 << 12, _EMPTY, dtype=np.uint64)
+        self._hashed = 0  # texts whose hash is in ``_hashes``
+        self._placed = 0  # texts in the table
+        self._slots = np.zeros(1 << 12, dtype=np.uint64)
         self._hashes = np.zeros(1 << 10, dtype=np.uint64)  # by number (to place them again when the table grows)
         self._offsets = np.zeros(1 << 10, dtype=np.int64)  # by number, one more than texts
         self._data = np.zeros(1 << 14, dtype=np.uint8)
@@ -123,6 +130,8 @@ class TextIndex:
 
     def find(self, arr: Any) -> np.ndarray:
         """The number of each text of ``arr`` (an Arrow string array without nulls), -1 for one not added."""
+        if not self._n:
+            return np.full(len(arr), -1, dtype=np.int64)
         return self._find(arr, text_hashes(arr))
 
     def add(self, arr: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -131,6 +140,9 @@ class TextIndex:
         Returns each text's number and whether it was new (the new ones are numbered
         ``len(self)`` before the call onwards, in the order of ``arr``).
         """
+        if not self._n:  # nothing to look up: stored as they are
+            self._append(arr, None)
+            return np.arange(len(arr), dtype=np.int64), np.ones(len(arr), dtype=bool)
         h = text_hashes(arr)
         ids = self._find(arr, h)
         new = ids < 0
@@ -151,6 +163,7 @@ class TextIndex:
         out = np.full(h.size, -1, dtype=np.int64)
         if not self._n or not h.size:
             return out
+        self._settle()
         if not pa.types.is_large_string(arr.type):
             arr = arr.cast(pa.large_string())
         stored = self.arrow()
@@ -165,7 +178,7 @@ class TextIndex:
                 pending, slot, held = pending[live], slot[live], held[live]
             same = (held >> _TOP) == tag[pending]
             if same.any():  # the same hash: the same text only if the bytes are equal
-                at, who = pending[same], (held[same] & _LOW).astype(np.int64)
+                at, who = pending[same], (held[same] & _LOW).astype(np.int64) - 1
                 equal = arrow_numpy(pc.equal(arr.take(positions(at)), stored.take(positions(who))))
                 out[at[equal]] = who[equal]
                 same[same] = equal
@@ -173,33 +186,46 @@ class TextIndex:
             slot = (slot + 1) & mask
         return out
 
-    def _append(self, arr: Any, h: np.ndarray) -> None:
-        k = h.size
+    def _append(self, arr: Any, h: np.ndarray | None) -> None:
+        """Store the texts of ``arr`` (none stored yet) and, where given, their hashes."""
+        k = len(arr)
         n = self._n
         offsets, data = _parts(arr)
         size = int(offsets[-1] - offsets[0])
         end = int(self._offsets[n])
-        self._hashes = grown(self._hashes, n + k)
         self._offsets = grown(self._offsets, n + k + 1)
         self._data = grown(self._data, end + size)
-        self._hashes[n:n + k] = h
         self._offsets[n + 1:n + k + 1] = offsets[1:] - offsets[0] + end
         self._data[end:end + size] = data[offsets[0]:offsets[-1]]
+        if h is not None and self._hashed == n:
+            self._hashes = grown(self._hashes, n + k)
+            self._hashes[n:n + k] = h
+            self._hashed = n + k
         self._n = n + k
-        if 2 * self._n > self._slots.size:  # at most half full (short probes); four times as big when not
+
+    def _settle(self) -> None:
+        """Hash and place the texts stored since the last lookup (the table four times as big when half full)."""
+        n = self._n
+        if self._placed == n:
+            return
+        if self._hashed < n:
+            self._hashes = grown(self._hashes, n)
+            self._hashes[self._hashed:n] = text_hashes(self.arrow().slice(self._hashed))
+            self._hashed = n
+        if 2 * n > self._slots.size:
             slots = self._slots.size
-            while 2 * self._n > slots:
+            while 2 * n > slots:
                 slots *= 4
-            self._slots = np.full(slots, _EMPTY, dtype=np.uint64)
-            self._place(np.arange(self._n, dtype=np.uint64), self._hashes[:self._n])
-        else:
-            self._place(np.arange(n, n + k, dtype=np.uint64), h)
+            self._slots = np.zeros(slots, dtype=np.uint64)
+            self._placed = 0
+        self._place(np.arange(self._placed, n, dtype=np.uint64), self._hashes[self._placed:n])
+        self._placed = n
 
     def _place(self, ids: np.ndarray, h: np.ndarray) -> None:
         """Put texts ``ids`` (none of them in the table yet) into empty slots, probing from their hashes."""
         mask = self._slots.size - 1
         slot = (h & np.uint64(mask)).astype(np.int64)
-        held = ((h >> _TOP) << _TOP) | ids
+        held = ((h >> _TOP) << _TOP) | (ids + np.uint64(1))
         while held.size:
             free = self._slots[slot] == _EMPTY
             # of several texts that probe one free slot, one takes it (whichever NumPy wrote last: the

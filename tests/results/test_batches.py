@@ -93,6 +93,7 @@ def _outcome(plan: Path, monkeypatch: pytest.MonkeyPatch, stream: bool) -> str:
     monkeypatch.setattr(readers, "SMALL_FILE_BYTES", 0)  # every file through Arrow: batches or whole
     monkeypatch.setattr(readers, "STREAM", stream)
     monkeypatch.setattr(batches, "BATCH_BYTES", 256)  # many batches per file
+    monkeypatch.setattr(batches, "PARQUET_BATCH_BYTES", 64)  # (Parquet too)
     try:
         return json.dumps(run_plan(plan), sort_keys=True, default=str)
     except InputError as exc:
@@ -125,6 +126,7 @@ def test_a_file_is_read_in_batches_as_lazy_codes(tmp_path: Path, monkeypatch: py
     from evalspec.results.values import LazyCoded
 
     monkeypatch.setattr(batches, "BATCH_BYTES", 128)
+    monkeypatch.setattr(batches, "PARQUET_BATCH_BYTES", 64)  # (Parquet too)
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps({"c": f"x{i % 7}", "v": i % 3, "f": i / 2}) + "\n" for i in range(500)))
     streamed = batches.stream_table(path, "jsonl", "r.jsonl")
@@ -163,6 +165,7 @@ def test_the_case_table_limit_stops_the_read_at_the_row(tmp_path: Path, monkeypa
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(readers, "SMALL_FILE_BYTES", 0)
     monkeypatch.setattr(batches, "BATCH_BYTES", 512)
+    monkeypatch.setattr(batches, "PARQUET_BATCH_BYTES", 64)  # (Parquet too)
     monkeypatch.setattr(table, "MAX_CASE_CELLS", 20)  # 2 candidates: 10 cases
     seen: list[int] = []
     monkeypatch.setattr(batches, "_progress", lambda display: seen.append)
@@ -186,6 +189,7 @@ def test_the_case_table_limit_counts_cases_over_every_file(tmp_path: Path, monke
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(readers, "SMALL_FILE_BYTES", 0)
     monkeypatch.setattr(batches, "BATCH_BYTES", 512)
+    monkeypatch.setattr(batches, "PARQUET_BATCH_BYTES", 64)  # (Parquet too)
     monkeypatch.setattr(table, "MAX_CASE_CELLS", 20)
 
     def rows(cases: range, repeats: tuple[int, int]) -> str:
