@@ -16,7 +16,7 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.values import CodedColumn, Texts, as_number
 
-__all__ = ["arrow_codes", "arrow_numpy", "arrow_strings", "arrow_texts", "arrow_to_object", "release_arrow_memory"]
+__all__ = ["arrow_codes", "dictionary_codes", "arrow_numpy", "arrow_strings", "arrow_texts", "arrow_to_object", "release_arrow_memory"]
 
 def release_arrow_memory() -> None:
     """Give the memory of Arrow's freed tables back to the system (its pool keeps it otherwise)."""
@@ -72,6 +72,9 @@ def arrow_codes(col: Any, display: str = "", unit: str = "row") -> tuple[np.ndar
         # pairwise were quadratic: 3,500 row groups of one row took 30 s per column)
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     if pa.types.is_dictionary(typ):
+        coded = dictionary_codes(col)
+        if coded is not None:
+            return coded
         col = col.cast(typ.value_type)
         typ = col.type
     if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
@@ -113,6 +116,37 @@ def arrow_codes(col: Any, display: str = "", unit: str = "row") -> tuple[np.ndar
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):  # the distinct texts keep their Arrow form
         uniques = Texts.of(uniques, dictionary)
     return codes, uniques, not pa.types.is_floating(typ)
+
+
+def dictionary_codes(col: Any) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """:func:`arrow_codes` of a dictionary array of texts (Parquet's own dictionary pages), without hashing a row's text.
+
+    Exactly what dictionary-encoding the texts gives: the used indices in first-seen order
+    (``pc.unique`` of the integer indices) are the codes' order, so a dictionary holding values
+    no row uses, or in another order, changes nothing. ``None`` (hash the texts as before) for a
+    dictionary that is not texts, holds a null, or holds a used text twice.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not isinstance(col, pa.DictionaryArray):
+        return None
+    dictionary = col.dictionary
+    if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)) or dictionary.null_count:
+        return None
+    indices = col.indices
+    used = pc.unique(indices)  # first-seen order; a null index (a missing value) is one of them
+    if used.null_count:
+        used = used.drop_null()
+    texts = dictionary.take(used)
+    if len(texts) > 1 and len(pc.unique(texts)) != len(texts):
+        return None  # (a writer may repeat a dictionary value: the codes would not be distinct)
+    lookup = np.full(len(dictionary) + 1, -1, dtype=np.int32)  # the last slot: a null's fill, -1
+    lookup[arrow_numpy(used).astype(np.intp, copy=False)] = np.arange(len(used), dtype=np.int32)
+    codes = lookup[arrow_numpy(indices, fill=-1)]
+    uniques = np.empty(len(texts), dtype=object)
+    uniques[:] = texts.to_pylist()
+    return codes, Texts.of(uniques, texts), True
 
 
 def arrow_numpy(arr: Any, fill: Any = None) -> np.ndarray:

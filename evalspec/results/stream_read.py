@@ -97,7 +97,18 @@ def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Any
     pf = pq.ParquetFile(str(path))
     if repeated(pf.schema_arrow.names):
         raise _GiveUp
+    texts = _text_columns(pf.schema_arrow)
+    if texts:  # the texts as Parquet's own dictionaries: coded from the dictionary, not hashed a row at a time
+        pf = pq.ParquetFile(str(path), read_dictionary=texts)
     yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)
+
+
+def _text_columns(schema: Any) -> list[str]:
+    """The top-level text columns of a Parquet file's Arrow schema (:func:`~evalspec.results.arrow.dictionary_codes` codes them)."""
+    import pyarrow as pa
+
+    return [field.name for field in schema if "." not in field.name
+            and (pa.types.is_string(field.type) or pa.types.is_large_string(field.type))]
 
 
 def _raws(path: Path, fmt: str, head: bytes, header: list[str] | None, display: str, unit: str,
