@@ -205,3 +205,17 @@ def test_the_case_table_limit_counts_cases_over_every_file(tmp_path: Path, monke
     assert str(exc.value).startswith("two.jsonl:25: ")  # q010 is the 7th case of two.jsonl: 6 x 4 rows before it
     monkeypatch.setattr(table, "MAX_CASE_CELLS", 28)  # 14 cases: runs
     assert run_plan(tmp_path / "plan.yaml")["coverage"]["cases"]["total"] == 14
+
+
+def test_an_empty_parquet_file_reads_as_the_whole_file_reader_reads_it(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its columns are there, with no rows: the run says which candidate has no rows, not that columns are missing."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
+    rows = [{"candidate": "A", "case_id": "c1", "doc": "d1", "repeat": 1, "passed": True, "model_version": "v1",
+             "ts": _TIMES[0]}]
+    pq.write_table(pa.Table.from_pylist(rows).slice(0, 0), tmp_path / "results.parquet")
+    (tmp_path / "plan.yaml").write_text(plan_text(json.dumps(["results.parquet"])).replace(
+        "record: [model_version]\n", ""), encoding="utf-8")
+    whole = _outcome(tmp_path / "plan.yaml", monkeypatch, stream=False)
+    streamed = _outcome(tmp_path / "plan.yaml", monkeypatch, stream=True)
+    assert streamed == whole and "has no rows" in whole
