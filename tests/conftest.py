@@ -13,6 +13,30 @@ settings.register_profile("evalspec", derandomize=True, database=None, deadline=
 settings.load_profile("evalspec")
 
 
+def _same_examples_in_any_order() -> None:
+    """Keep each property test's examples independent of the tests that ran before it.
+
+    Hypothesis (6.131 and later) also draws constants it finds in the project's modules that are
+    already imported, and it reads them when it first generates an example after a new module
+    appears. Which evalspec modules are imported depends on the tests run before in the same
+    process (under pytest-xdist, on each worker's share), so even a derandomized test drew other
+    examples in the full suite than alone: a property test that counted its examples' outcomes
+    passed alone and failed in the suite. One fixed, empty pool of such constants makes the
+    examples a function of the test's own code again. (A private hook: without it, as in older
+    Hypothesis versions, nothing is changed.)
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - another Hypothesis layout: nothing to pin
+        return
+    if callable(getattr(providers, "_get_local_constants", None)) and hasattr(providers, "Constants"):
+        empty = providers.Constants()
+        providers._get_local_constants = lambda: empty
+
+
+_same_examples_in_any_order()
+
+
 # --- no test writes into the repository's examples -------------------------------------------
 # A run beside a plan appends a look to the ledger next to it (`.evalspec/ledger.jsonl`) and writes
 # `out/`; a test that ran a bundled example in place would leave a look behind that changes the

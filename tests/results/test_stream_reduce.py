@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 pa = pytest.importorskip("pyarrow")
@@ -60,7 +60,7 @@ def _study(draw: Any) -> dict[str, Any]:
     """A plan and rows that mostly pass the checks, with the odd row that should not."""
     n_cases = draw(st.integers(1, 9))
     repeats = draw(st.integers(1, 4))
-    odd = draw(st.integers(0, 12))  # how often a row is odd (0: never)
+    odd = draw(st.one_of(st.just(0), st.integers(1, 12)))  # how often a row is odd (0, half the time: never)
     declared = draw(st.booleans())  # data.missing_values: [ERROR]
     outcomes = st.sampled_from([True, False, True, False, True, False, None, "pass", 1, 0]
                                + (["ERROR"] if declared else []))
@@ -178,12 +178,27 @@ def _compare(folder: Path, monkeypatch: pytest.MonkeyPatch, seen: dict[str, int]
 _PATHS = ("streamed claim", "streamed refused", "in memory claim", "in memory refused")
 
 
+def _plain_study(*, duplicate: bool) -> dict[str, Any]:
+    """Six cases in clusters, two attempts each: a claim both ways, or (one attempt twice) a refusal both ways."""
+    rows = [{"candidate": cand, "case_id": f"c{i}", "doc": f"d{i % 3}", "repeat": r, "passed": (i + r) % 3 != 0,
+             "ver": "v1", "ts": _TIMES[i % 2], "crit": i % 4 == 0, "lang": "en" if i % 2 else "de"}
+            for i in range(6) for cand in ("A", "B") for r in (1, 2)]
+    if duplicate:
+        rows.append(dict(rows[5]))
+    return {"rows": rows, "repeats": 2, "rule": "first", "policy": "exclude", "cluster": True, "version_a": "v1",
+            "max_fraction": 0.5, "missing_values": False}
+
+
 def test_streamed_reduction_gives_the_in_memory_claim(tmp_path_factory: pytest.TempPathFactory) -> None:
     seen = dict.fromkeys(_PATHS, 0)
 
     @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None, derandomize=True,
               database=None)
     @given(study=_study(), fmt=st.sampled_from(["jsonl", "csv", "parquet", "hive"]), files=st.integers(1, 3))
+    @example(study=_plain_study(duplicate=False), fmt="jsonl", files=2)
+    @example(study=_plain_study(duplicate=False), fmt="parquet", files=1)
+    @example(study=_plain_study(duplicate=True), fmt="csv", files=2)
+    @example(study=_plain_study(duplicate=True), fmt="hive", files=1)
     def one(study: dict[str, Any], fmt: str, files: int) -> None:
         if not study["rows"]:
             return
@@ -197,8 +212,10 @@ def test_streamed_reduction_gives_the_in_memory_claim(tmp_path_factory: pytest.T
             _compare(folder, monkeypatch, seen)
 
     one()
-    # the generated studies were streamed (claims and refusals), not only handed back to the in-memory path
-    assert seen["streamed claim"] >= 15 and seen["streamed refused"] >= 5, seen
+    # Not only handed back to the in-memory path: the four explicit studies are streamed (two claims, two
+    # refusals) whatever else is drawn, and the drawn ones are streamed too. (Which studies Hypothesis draws
+    # can differ with what ran before it in the process, so the drawn ones get a loose floor, not a count.)
+    assert seen["streamed claim"] >= 2 + 3 and seen["streamed refused"] >= 2 + 3, seen
 
 
 def test_a_large_results_set_is_refused_at_its_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
