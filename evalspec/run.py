@@ -213,7 +213,9 @@ def _coverage(plan: Any, checked: Any, outcomes: Any, case_cluster: np.ndarray |
     if case_cluster is not None:
         in_data = has.any(axis=0) if primary is None else has[[names.index(primary.candidate),
                                                                names.index(primary.baseline)]].all(axis=0)
-        n_clusters = int(np.unique(case_cluster[in_data]).size)
+        from evalspec.stats import cluster_sizes
+
+        n_clusters = int(cluster_sizes(case_cluster[in_data]).size)
     n_units_cases = int(paired_all.sum()) if primary is not None else int(has.any(axis=0).sum())
     units, unit_name = independent_units(n_units_cases, n_clusters)
     if n_clusters is not None and plan.units.cluster:

@@ -316,9 +316,10 @@ def _table(pair: Pair) -> Table:
 
 
 def _units_with_disagreement(diff: np.ndarray, clusters: np.ndarray) -> int:
-    import numpy as np
 
-    return int(np.unique(clusters[diff != 0]).size)
+    from evalspec.stats import cluster_sizes
+
+    return int(cluster_sizes(clusters[diff != 0]).size)
 
 
 def paired_core(ctx: Context, first: str, second: str, *, method: str, level: float,
@@ -356,13 +357,12 @@ def _bootstrap_core(pair: Pair, clusters: np.ndarray, base: dict[str, Any], note
 def _cluster_t_core(diff: np.ndarray, clusters: np.ndarray, base: dict[str, Any], notes: list[str], *,
                     declared: bool, method: str, correction: str) -> PairedCore:
     """The cluster-robust t interval; ``auto`` with heavy-tailed cluster sizes takes the skewness-corrected CR3."""
-    import numpy as np
 
-    from evalspec.stats import clustered_mean_interval
+    from evalspec.stats import cluster_sizes, clustered_mean_interval
     from evalspec.stats.clustered import HEAVY_TAIL_SIZE_CV
 
     unit = base["unit_name"]
-    sizes = np.bincount(np.unique(clusters, return_inverse=True)[1]).astype(float)
+    sizes = cluster_sizes(clusters).astype(float)
     heavy = bool(method == "auto" and declared and correction == "CR2"
                  and sizes.std() / sizes.mean() > HEAVY_TAIL_SIZE_CV)
     used_correction = "CR3" if heavy else correction
@@ -403,13 +403,13 @@ def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str,
               resamples: int, seed: int, bootstrap_interval: str, correction: str) -> PairedCore:
     import numpy as np
 
-    from evalspec.stats import paired_difference_interval
+    from evalspec.stats import cluster_sizes, paired_difference_interval
 
     n = int(pair.x.size)
     binary = ctx.outcomes.binary
     declared = pair.clusters is not None
     clusters = pair.clusters if pair.clusters is not None else np.arange(n)
-    n_units = int(np.unique(clusters).size)
+    n_units = int(cluster_sizes(clusters).size)
     unit = "clusters" if declared else "cases"
     diff = pair.x - pair.y
     est = float(diff.mean())

@@ -40,6 +40,7 @@ _HOMES: dict[str, str] = {
     "cluster_totals": "evalspec.stats.bootstrap",
     "paired_cluster_bootstrap": "evalspec.stats.bootstrap",
     "bell_mccaffrey_df": "evalspec.stats.clustered",
+    "cluster_sizes": "evalspec.stats.clustered",
     "clustered_mean_interval": "evalspec.stats.clustered",
     "clustered_standard_error": "evalspec.stats.clustered",
     "CORRECTIONS": "evalspec.stats.clustered",
@@ -94,6 +95,7 @@ __all__ = [
     "beta_binomial_profile",
     "beta_hdi",
     "clopper_pearson_limits",
+    "cluster_sizes",
     "cluster_totals",
     "clustered_failure_upper_bound",
     "clustered_mcnemar",
@@ -158,6 +160,7 @@ if TYPE_CHECKING:  # pragma: no cover - what the names are, for type checkers
     from evalspec.stats.clustered import (
         CORRECTIONS,
         bell_mccaffrey_df,
+        cluster_sizes,
         clustered_mean_interval,
         clustered_standard_error,
     )

@@ -55,6 +55,7 @@ __all__ = [
     "HEAVY_TAIL_SIZE_CV",
     "bell_mccaffrey_df",
     "cluster_robust_variance",
+    "cluster_sizes",
     "clustered_mean_interval",
     "clustered_standard_error",
 ]
@@ -114,6 +115,25 @@ def bell_mccaffrey_df(cluster_sizes: ArrayLike) -> float:
     if sizes.size < 2 or np.any(sizes <= 0):
         raise InvalidArgument("cluster_sizes", cluster_sizes, "need at least 2 clusters, each with a positive size")
     return _bm_df(sizes)
+
+
+def cluster_sizes(clusters: ArrayLike) -> np.ndarray:
+    """Rows in each cluster, in the sorted order of the cluster labels (``np.unique``'s order).
+
+    Parameters
+    ----------
+    clusters : array_like, shape (n,)
+        One cluster label per row.
+
+    Returns
+    -------
+    ndarray of int64, shape (G,)
+        ``np.bincount(np.unique(clusters, return_inverse=True)[1])``; integer labels are counted in
+        O(n), without sorting (cases' cluster codes, millions of them).
+    """
+    arr = clusters if isinstance(clusters, np.ndarray) else np.asarray(clusters)
+    codes, n_clusters = _cluster_codes(arr, arr.shape[0] if arr.ndim else 0)
+    return np.bincount(codes, minlength=n_clusters).astype(np.int64, copy=False)
 
 
 def _prepare(values: ArrayLike, clusters: ArrayLike, correction: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
