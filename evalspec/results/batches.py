@@ -313,16 +313,21 @@ def _simple(typ: Any) -> bool:
             or pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ))
 
 
-def _text_batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Iterator[Any]:
-    """Arrow's record batches of a JSONL or CSV file (CSV: every cell as text)."""
+def _text_batches(path: Path | Callable[[], Any], fmt: str, head: bytes, header: list[str] | None) -> Iterator[Any]:
+    """Arrow's record batches of a JSONL or CSV file (CSV: every cell as text).
+
+    ``path`` may instead be a function giving a fresh input stream each call (an object store's).
+    """
     import pyarrow as pa
+
+    source: Callable[[], Any] = path if callable(path) else (lambda: str(path))
 
     if fmt == "csv":
         import pyarrow.csv as pcsv
 
         assert header is not None
         reader = pcsv.open_csv(
-            str(path),
+            source(),
             read_options=pcsv.ReadOptions(column_names=header, skip_rows=1, block_size=BATCH_BYTES),
             parse_options=pcsv.ParseOptions(newlines_in_values=False),
             convert_options=pcsv.ConvertOptions(column_types={h: pa.string() for h in header},
@@ -339,7 +344,7 @@ def _text_batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -
         if as_text:  # text that looks like a time stays text, as the whole-file reader keeps it
             opts = pj.ParseOptions(explicit_schema=pa.schema([(n, pa.string()) for n in as_text]),
                                    unexpected_field_behavior="infer")
-        return pj.open_json(str(path), read_options=pj.ReadOptions(block_size=BATCH_BYTES), parse_options=opts)
+        return pj.open_json(source(), read_options=pj.ReadOptions(block_size=BATCH_BYTES), parse_options=opts)
 
     cut = head.rfind(b"\n") + 1 or len(head)
     sniffed = stamped(pj.read_json(pa.BufferReader(head[:cut])).schema)

@@ -18,7 +18,10 @@ Two shapes of ``data.results`` beyond a local file or glob:
   and the scheme's package are installed.
 
 Objects are read into memory and parsed by the same readers as local files, so the same
-values, checks and errors apply; nothing is copied to the local disk. Each object is
+values, checks and errors apply; nothing is copied to the local disk. Where local files would
+be reduced while read (:mod:`evalspec.results.stream_reduce`), objects are too: text objects
+are streamed once through :class:`ObjectReader`, which hashes what passes; Parquet objects are
+read by range while :func:`object_digest` hashes one sequential pass. Each object is
 fingerprinted by the SHA-256 of the bytes read (as a local file is), and its size and
 modification time (and ETag, where the filesystem reports one) are kept in the claim's
 ``data.files[].location``, so ``evalspec audit`` can say what it re-read and what it could
@@ -41,7 +44,8 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_RESULTS_BYTES
 
-__all__ = ["MAX_OBJECTS", "RemoteObject", "is_uri", "list_uri", "read_object", "folder_tables",
+__all__ = ["MAX_OBJECTS", "ObjectReader", "RemoteObject", "check_unchanged", "estimated_object_rows", "format_of",
+           "object_digest", "object_head", "object_location", "open_object", "is_uri", "list_uri", "read_object", "folder_tables",
            "partition_values", "with_partitions", "object_sha256"]
 
 #: The most files or objects one folder, prefix or glob may list (a prefix holding more is a
@@ -50,7 +54,8 @@ MAX_OBJECTS = 100_000
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _TABLES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
-_HIDDEN = ("_", ".")  # _SUCCESS, _common_metadata, .crc files: written beside the data by Spark and Hadoop
+_HIDDEN = ("_", ".")
+_READ_BYTES = 8 << 20  # what one request to the store reads when an object is streamed  # _SUCCESS, _common_metadata, .crc files: written beside the data by Spark and Hadoop
 
 
 def is_uri(text: str) -> bool:
@@ -209,7 +214,7 @@ def _mtime(info: Any) -> str | None:
     return t.isoformat() if t is not None else None
 
 
-def _format_of(name: str, declared: str) -> str:
+def format_of(name: str, declared: str) -> str:
     from evalspec.results.readers import FORMATS
 
     if declared in ("jsonl", "csv", "parquet"):
@@ -228,7 +233,7 @@ def read_object(obj: RemoteObject, declared: str) -> Any:
     if obj.size > MAX_RESULTS_BYTES:
         raise _refuse(obj.uri, f"the object holds {obj.size:,} bytes, more than the {MAX_RESULTS_BYTES:,} evalspec "
                       "reads from one results file", "split the results into several objects (partitions)")
-    fmt = _format_of(obj.path, declared)
+    fmt = format_of(obj.path, declared)
     fs, path = _filesystem(obj.uri)
     try:
         with fs.open_input_stream(path) as stream:
@@ -239,10 +244,153 @@ def read_object(obj: RemoteObject, declared: str) -> Any:
         raise _refuse(obj.uri, "the object grew beyond the size evalspec reads while it was read",
                       "read it again once it is complete")
     columns, lines, unit = READERS[fmt](bytes(data), obj.uri)
-    location = {"uri": obj.uri, "size": len(data), "modified": obj.mtime}
+    location = object_location(replace(obj, partitions=()), len(data))  # (with_partitions adds them)
     raw = RawFile(path=obj.uri, display=obj.uri, format=fmt, sha256=hashlib.sha256(data).hexdigest(),
                   columns=columns, lines=lines, unit=unit, location=location)
     return with_partitions(raw, obj.partitions)
+
+
+class ObjectReader:
+    """One object read once, in order, for a streaming reduction: its bytes pass through to Arrow's reader.
+
+    What passes is hashed and counted as :func:`evalspec.results.files.scan` counts a local
+    file (SHA-256, newlines, commas, carriage returns, quotes, first 64 KiB, last byte), so the
+    claim fingerprints the bytes analysed without a second download or a local copy.
+    """
+
+    def __init__(self, obj: RemoteObject) -> None:
+        import pyarrow as pa
+
+        fs, path = _filesystem(obj.uri)
+        self.obj = obj
+        try:  # buffered: each read of the store's stream is one ranged GET
+            self._stream = pa.BufferedInputStream(fs.open_input_stream(path), _READ_BYTES)
+        except (OSError, ValueError) as exc:
+            raise _store_error(obj.uri, exc) from None
+        self._digest = hashlib.sha256()
+        self.size = self.newlines = self.commas = 0
+        self.has_cr = self.has_quote = False
+        self.head = self.last = b""
+        self.closed = False
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.size
+
+    def read(self, n: int = -1) -> bytes:
+        want = MAX_RESULTS_BYTES + 1 - self.size
+        if want <= 0:
+            return b""  # grown past the limit: refused by :meth:`source`
+        try:
+            data = bytes(self._stream.read(want if n is None or n < 0 else min(n, want)))
+        except (OSError, ValueError) as exc:
+            raise _store_error(self.obj.uri, exc) from None
+        if data:
+            self.size += len(data)
+            self._digest.update(data)
+            self.newlines += data.count(b"\n")
+            self.commas += data.count(b",")
+            self.has_cr = self.has_cr or b"\r" in data
+            self.has_quote = self.has_quote or b'"' in data
+            if len(self.head) < 1 << 16:
+                self.head += data[: (1 << 16) - len(self.head)]
+            self.last = data[-1:]
+        return data
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._stream.close()
+
+    def source(self) -> Any:
+        """What the pass learnt, as a :class:`~evalspec.results.files.Source` (the rest read first)."""
+        from evalspec.results.files import Source
+
+        while not self.closed and self.read(1 << 20):
+            pass
+        if self.size > MAX_RESULTS_BYTES:
+            raise _refuse(self.obj.uri, "the object grew beyond the size evalspec reads while it was read",
+                          "read it again once it is complete")
+        return Source(display=self.obj.uri, size=self.size, sha256=self._digest.hexdigest(), newlines=self.newlines,
+                      has_cr=self.has_cr, has_quote=self.has_quote, commas=self.commas, head=self.head,
+                      last=self.last)
+
+
+def object_head(obj: RemoteObject) -> bytes:
+    """The first 64 KiB of an object (refused, named, where the store refuses)."""
+    fs, path = _filesystem(obj.uri)
+    try:
+        with fs.open_input_stream(path) as stream:
+            return bytes(stream.read(1 << 16))
+    except (OSError, ValueError) as exc:
+        raise _store_error(obj.uri, exc) from None
+
+
+def open_object(obj: RemoteObject) -> Any:
+    """A random-access file on the object (Parquet's reader asks for its footer, then its row groups)."""
+    fs, path = _filesystem(obj.uri)
+    try:
+        return fs.open_input_file(path)
+    except (OSError, ValueError) as exc:
+        raise _store_error(obj.uri, exc) from None
+
+
+def object_digest(obj: RemoteObject, stop: Any = None) -> tuple[str, int]:
+    """SHA-256 and size of one sequential pass over an object (``stop``, once set, ends it early)."""
+    fs, path = _filesystem(obj.uri)
+    h = hashlib.sha256()
+    size = 0
+    try:
+        with fs.open_input_stream(path) as stream:
+            while stop is None or not stop.is_set():
+                chunk = stream.read(_READ_BYTES)
+                if not chunk:
+                    break
+                size += len(chunk)
+                h.update(chunk)
+    except (OSError, ValueError) as exc:
+        raise _store_error(obj.uri, exc) from None
+    return h.hexdigest(), size
+
+
+def check_unchanged(obj: RemoteObject, size: int) -> None:
+    """Refuse an object whose size or modification time is not what the listing said (rewritten meanwhile)."""
+    from evalspec.results.files import changed
+
+    fs, path = _filesystem(obj.uri)
+    try:
+        info = fs.get_file_info(path)
+    except (OSError, ValueError) as exc:
+        raise _store_error(obj.uri, exc) from None
+    if size != obj.size or (info.size if info.size is not None else -1) != obj.size or _mtime(info) != obj.mtime:
+        raise changed(obj.uri)
+
+
+def object_location(obj: RemoteObject, size: int) -> dict[str, Any]:
+    """The claim's ``data.files[].location`` of an object, as :func:`read_object` records it."""
+    location: dict[str, Any] = {"uri": obj.uri, "size": size, "modified": obj.mtime}
+    if obj.partitions:
+        location["partition"] = {k: v for k, v in obj.partitions}
+    return location
+
+
+def estimated_object_rows(objects: list[RemoteObject], formats: list[str]) -> int:
+    """Rows of the objects, estimated without reading them (Parquet footers; text by size); -1: unreadable."""
+    import pyarrow.parquet as pq
+
+    total = 0
+    for obj, fmt in zip(objects, formats):
+        if fmt != "parquet":
+            total += obj.size // 128
+            continue
+        try:
+            with open_object(obj) as f:
+                total += int(pq.ParquetFile(f).metadata.num_rows)
+        except Exception:  # noqa: BLE001 - unreadable: the in-memory path says why, at the object
+            return -1
+    return total
 
 
 def object_sha256(uri: str) -> tuple[str | None, str]:

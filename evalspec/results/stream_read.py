@@ -26,22 +26,29 @@ PARQUET_BATCH_ROWS = 1 << 18
 class _Redo(Exception):
     """A file the batch reader cannot read exactly was found part-way: start again, reading it whole."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Any) -> None:
         super().__init__(str(path))
         self.path = path
 
 
-def reduce_files(plan: Any, files: list[tuple[Path, str, str, tuple[tuple[str, str], ...]]], plan_diagnostic: Any,
+def reduce_files(plan: Any, files: list[tuple[Any, str, str, tuple[tuple[str, str], ...]]], plan_diagnostic: Any,
                  *, exact_refusal: bool) -> Any:
-    """The checked case table of ``files`` (``(path, format, display, partitions)``) under ``plan``."""
+    """The checked case table of ``files`` (``(path, format, display, partitions)``) under ``plan``.
+
+    A path may be a :class:`~evalspec.results.lake.RemoteObject` (display: its URI).
+    """
+    from evalspec.results.lake import RemoteObject
     from evalspec.results.stream_batch import Reducer
 
-    whole: set[Path] = set()
+    whole: set[Any] = set()
     while True:
         red = Reducer(plan, [f[2] for f in files], plan_diagnostic, exact_refusal=exact_refusal)
         try:
             for j, (path, fmt, display, parts) in enumerate(files):
-                if path in whole or not _stream_file(red, j, path, fmt, display, parts):
+                if isinstance(path, RemoteObject):
+                    if path in whole or not _stream_object(red, j, path, fmt):
+                        _whole_object(red, j, path, fmt)
+                elif path in whole or not _stream_file(red, j, path, fmt, display, parts):
                     _whole_file(red, j, path, fmt, display, parts)
             return red.finish()
         except _Redo as redo:
@@ -56,6 +63,81 @@ def _whole_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tup
     red.take(raw, j, first=True)
     red.file_done(FileInfo(path=raw.display, sha256=raw.sha256, rows=raw.rows, format=raw.format,
                            location=raw.location))
+
+
+def _whole_object(red: Any, j: int, obj: Any, fmt: str) -> None:
+    from evalspec.results import lake
+    from evalspec.results.adapters import apply_plan
+    from evalspec.results.table import FileInfo
+
+    raw = apply_plan([lake.read_object(obj, fmt)], red.plan)[0]  # (its partition columns added by read_object)
+    red.take(raw, j, first=True)
+    red.file_done(FileInfo(path=raw.display, sha256=raw.sha256, rows=raw.rows, format=raw.format,
+                           location=raw.location))
+
+
+def _stream_object(red: Any, j: int, obj: Any, fmt: str) -> bool:
+    """Fold an object-store object into ``red`` batch by batch, nothing written locally; False: read it whole.
+
+    Text is read once, in order, hashed as it passes to Arrow's reader
+    (:class:`~evalspec.results.lake.ObjectReader`); Parquet is read by range (footer, row
+    groups) while a thread hashes one sequential pass over the object.
+    """
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+
+    from evalspec.results import lake
+    from evalspec.results.batches import _GiveUp, _progress, _same_rows, _text_batches
+    from evalspec.results.table import FileInfo
+
+    display = obj.uri
+    unit, first_line = ("row", 1) if fmt == "parquet" else ("line", 2 if fmt == "csv" else 1)
+    head, header, readers = b"", None, []
+    if fmt != "parquet":
+        head = lake.object_head(obj)
+        ok, header = _header(head, fmt)
+        if not ok:
+            return False
+
+    def source() -> Any:  # a fresh pass each time Arrow's reader is opened (it may be opened twice)
+        for old in readers:
+            old.close()
+        readers.append(lake.ObjectReader(obj))
+        return readers[-1]
+
+    stop, rows, redo, tick = threading.Event(), 0, False, _progress(display)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        digest = pool.submit(lake.object_digest, obj, stop) if fmt == "parquet" else None
+        try:
+            batches = (_parquet_batches(lake.open_object(obj)) if fmt == "parquet" else
+                       _text_batches(source, fmt, head, header))
+            for batch in batches:
+                raw = _batch_raw(batch, display, fmt, display, unit, first_line + rows)
+                red.take(_prepared(red.plan, raw, obj.partitions), j, first=rows == 0)
+                rows += raw.rows
+                tick(rows)
+            if readers:
+                src = readers[-1].source()  # (the rest of the object, if Arrow's reader left any)
+                redo = src.head != head or not _same_rows(src, fmt, rows, header)
+        except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+            redo = True
+            stop.set()  # (read whole instead: the pass's hash is not used)
+        except BaseException:  # a refusal, the store's refusal (named), or an interrupt: the rest is not read
+            stop.set()
+            raise
+        finally:
+            for r in readers:
+                r.close()
+            sha, size = digest.result() if digest is not None else ("", 0)
+    if readers and not redo:
+        sha, size = src.sha256, src.size
+    if redo:
+        raise _Redo(obj)
+    lake.check_unchanged(obj, size)
+    red.file_done(FileInfo(path=display, sha256=sha, rows=rows, format=fmt, location=lake.object_location(obj, size)))
+    return True
 
 
 def _prepared(plan: Any, raw: Any, parts: tuple[tuple[str, str], ...]) -> Any:
@@ -86,21 +168,32 @@ def _header(head: bytes, fmt: str) -> tuple[bool, list[str] | None]:
 
 
 def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Any:
-    from evalspec.results.batches import _GiveUp, _text_batches
-    from evalspec.results.values import repeated
+    from evalspec.results.batches import _text_batches
 
     if fmt != "parquet":
         yield from _text_batches(path, fmt, head, header)
         return
+    yield from _parquet_batches(str(path))
+
+
+def _parquet_batches(source: Any) -> Iterator[Any]:
+    """Record batches of a Parquet file: a local path, or an object store's random-access file (closed after)."""
     import pyarrow.parquet as pq
 
-    pf = pq.ParquetFile(str(path))
-    if repeated(pf.schema_arrow.names):
-        raise _GiveUp
-    texts = _text_columns(pf.schema_arrow)
-    if texts:  # the texts as Parquet's own dictionaries: coded from the dictionary, not hashed a row at a time
-        pf = pq.ParquetFile(str(path), read_dictionary=texts)
-    yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)
+    from evalspec.results.batches import _GiveUp
+    from evalspec.results.values import repeated
+
+    try:
+        pf = pq.ParquetFile(source)
+        if repeated(pf.schema_arrow.names):
+            raise _GiveUp
+        texts = _text_columns(pf.schema_arrow)
+        if texts:  # the texts as Parquet's own dictionaries: coded from the dictionary, not hashed a row at a time
+            pf = pq.ParquetFile(source, read_dictionary=texts)
+        yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)
+    finally:
+        if not isinstance(source, str):
+            source.close()
 
 
 def _text_columns(schema: Any) -> list[str]:
@@ -160,7 +253,7 @@ def _stream_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tu
     return True
 
 
-def _batch_raw(batch: Any, path: Path, fmt: str, display: str, unit: str, first: int) -> Any:
+def _batch_raw(batch: Any, path: Path | str, fmt: str, display: str, unit: str, first: int) -> Any:
     """One record batch as a :class:`~evalspec.results.readers.RawFile` of coded columns."""
     from evalspec.results.batches import _GiveUp, _batch_columns
     from evalspec.results.readers import RawFile

@@ -1,7 +1,7 @@
 """Attempt rows reduced to the case table while they are read: memory bounded by cells, not rows.
 
 :func:`stream_results` reads the plan's JSONL / CSV / Parquet tables (files, globs, Hive-partitioned
-folders) one Arrow record batch at a time, types each batch exactly as
+folders, object-store URIs) one Arrow record batch at a time, types each batch exactly as
 :func:`~evalspec.results.table.build_table` types rows (its ``typed_*`` functions, so a value
 that cannot be read is located at its file and line), and folds it into a fixed-size state per
 candidate × case (:mod:`evalspec.results.stream_state`). Out comes a
@@ -46,12 +46,10 @@ def plan_streams(plan: Any) -> bool:
     """Whether everything ``plan`` computes is served from per candidate × case counts."""
     from evalspec.analyses.registry import get_kind
     from evalspec.plan.case_table import column_needs
-    from evalspec.results.lake import is_uri
 
     if plan.data.format not in ("auto", "jsonl", "csv", "parquet") or plan.attempts.rule == "majority_answer":
         return False
-    patterns = [plan.data.results] if isinstance(plan.data.results, str) else list(plan.data.results)
-    if any(is_uri(p) for p in patterns) or int(plan.attempts.repeats) > 64:
+    if int(plan.attempts.repeats) > 64:
         return False
     if any(get_kind(a.kind).attempt_rows is not None or isinstance(getattr(a, "score", None), str)
            for a in plan.analyses):
@@ -82,6 +80,20 @@ def estimated_rows(paths: list[Path], formats: list[str]) -> int:
     return total
 
 
+def _objects(uris: list[str], declared: str) -> list[tuple[Any, str]] | None:
+    """The objects the URIs name with their formats; None where the in-memory path must say what is wrong."""
+    from evalspec.errors import InputError
+    from evalspec.limits import MAX_RESULTS_BYTES
+    from evalspec.results import lake
+
+    try:
+        objects = [obj for uri in uris for obj in lake.list_uri(uri)]
+        out = [(obj, lake.format_of(obj.path, declared)) for obj in objects]
+    except InputError:  # (refused as the in-memory path refuses it, after the local files it reads first)
+        return None
+    return None if any(obj.size > MAX_RESULTS_BYTES for obj in objects) else out
+
+
 def _too_large(plan: Any, plan_path: Path, plan_diagnostic: Any, rows: int, why: Fallback) -> None:
     from evalspec.errors import Diagnostic, InputError
 
@@ -96,6 +108,7 @@ def _too_large(plan: Any, plan_path: Path, plan_diagnostic: Any, rows: int, why:
 def stream_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> Any:
     """The checked case table of the plan's attempt rows, reduced while read; None where it does not engage."""
     from evalspec.results import OUTSIDE_READ, _display, _partitions, _refuse_tool_logs_read_as_tables, resolve_paths
+    from evalspec.results.lake import estimated_object_rows, is_uri
     from evalspec.results.readers import detect_format
 
     if not plan_streams(plan):
@@ -103,19 +116,26 @@ def stream_results(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> A
     outside = OUTSIDE_READ.get(None)
     before = len(outside) if outside is not None else 0
     engaged, rows = False, 0
+    patterns = [plan.data.results] if isinstance(plan.data.results, str) else list(plan.data.results)
+    uris = [p for p in patterns if is_uri(p)]
     try:
-        paths = resolve_paths(plan, plan_path, plan_diagnostic)
+        paths = resolve_paths(plan, plan_path, plan_diagnostic) if len(uris) < len(patterns) else []
         if plan.data.format == "auto":
             _refuse_tool_logs_read_as_tables(paths, plan_path, plan_diagnostic)
-        if not paths or any(p.is_dir() for p in paths):
+        if not (paths or uris) or any(p.is_dir() for p in paths):
             return None
         formats = [detect_format(p, plan.data.format) for p in paths]
-        rows = estimated_rows(paths, formats)
-        if rows < 0 or rows < _threshold():
+        objects = _objects(uris, plan.data.format)
+        if objects is None:
             return None
-        patterns = [plan.data.results] if isinstance(plan.data.results, str) else list(plan.data.results)
+        rows = estimated_rows(paths, formats)
+        more = estimated_object_rows([o for o, _ in objects], [f for _, f in objects]) if objects else 0
+        if rows < 0 or more < 0 or rows + more < _threshold():
+            return None
+        rows += more
         parts = _partitions(patterns, plan_path.parent, paths)
         files = [(p, f, _display(p), parts.get(p, ())) for p, f in zip(paths, formats)]
+        files += [(o, f, o.uri, o.partitions) for o, f in objects]
         from evalspec.results.stream_read import reduce_files
 
         table = reduce_files(plan, files, plan_diagnostic, exact_refusal=rows <= EXACT_REFUSAL_ROWS)
