@@ -112,7 +112,15 @@ def _claim(plan: Path, monkeypatch: pytest.MonkeyPatch, streamed: bool) -> tuple
         engaged.append(real(*a, **k))
         return engaged[-1]
 
+    reduce = stream_reduce.stream_results
+
+    def reduced(*a: Any, **k: Any) -> Any:
+        table = reduce(*a, **k)
+        engaged.append(table is not None)  # (last: the reduction was not handed back to the in-memory path)
+        return table
+
     monkeypatch.setattr(stream_read, "_stream_object", spy)
+    monkeypatch.setattr(stream_reduce, "stream_results", reduced)
     monkeypatch.setenv("EVALSPEC_STREAM_ROWS", "0" if streamed else str(10**15))
     return json.dumps(run_plan(plan), sort_keys=True, default=str), engaged
 
@@ -136,9 +144,9 @@ def test_streamed_objects_give_the_in_memory_claim(tmp_path: Path, monkeypatch: 
     (tmp_path / "plan.yaml").write_text(PLAN.format(results=f"s3://lake/{fmt}/", fmt=fmt), encoding="utf-8")
     before = _files(tmp_path)
     memory, engaged = _claim(tmp_path / "plan.yaml", monkeypatch, streamed=False)
-    assert engaged == []
+    assert engaged == [False]
     streamed, engaged = _claim(tmp_path / "plan.yaml", monkeypatch, streamed=True)
-    assert engaged == [True, True]  # both objects streamed, none read whole
+    assert engaged == [True, True, True]  # both objects streamed, none read whole, the table made from them
     assert streamed == memory
     assert _files(tmp_path) == before  # nothing written locally (run_plan writes no outputs)
     files = json.loads(streamed)["data"]["files"]
@@ -208,3 +216,20 @@ def _entered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(stream_read, "_stream_object", spy)
     return entered
+
+
+def test_local_files_and_objects_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: Any) -> None:
+    """A plan naming a local file and a bucket: both streamed, ``data.files`` in the in-memory run's order."""
+    env, fs = s3
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
+    rows = _rows(40)
+    (tmp_path / "local.jsonl").write_bytes(_jsonl(rows[:100]))
+    _put(fs, "mixed/rest.parquet", _parquet(rows[100:]))
+    plan = PLAN.format(results='["local.jsonl", "s3://lake/mixed/rest.parquet"]', fmt="auto")
+    (tmp_path / "plan.yaml").write_text(plan, encoding="utf-8")
+    memory, _ = _claim(tmp_path / "plan.yaml", monkeypatch, streamed=False)
+    streamed, engaged = _claim(tmp_path / "plan.yaml", monkeypatch, streamed=True)
+    assert engaged == [True, True] and streamed == memory
+    assert [f["path"] for f in json.loads(streamed)["data"]["files"]] == ["local.jsonl", "s3://lake/mixed/rest.parquet"]
