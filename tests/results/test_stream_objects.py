@@ -233,3 +233,34 @@ def test_local_files_and_objects_together(tmp_path: Path, monkeypatch: pytest.Mo
     streamed, engaged = _claim(tmp_path / "plan.yaml", monkeypatch, streamed=True)
     assert engaged == [True, True] and streamed == memory
     assert [f["path"] for f in json.loads(streamed)["data"]["files"]] == ["local.jsonl", "s3://lake/mixed/rest.parquet"]
+
+
+def test_a_text_object_reopened_by_the_reader_is_hashed_from_its_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        s3: Any) -> None:
+    """A column that looks like a time only after the first 64 KiB: Arrow's reader is opened again, on a fresh pass."""
+    from evalspec.results import lake
+
+    env, fs = s3
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
+    rows = _rows(400)
+    for r in rows[len(rows) // 2:]:
+        r["when"] = "2026-10-01T12:00:00Z"
+    data = _jsonl(rows)
+    assert data.index(b"when") > 1 << 16
+    _put(fs, "late/results.jsonl", data)
+    opened: list[int] = []
+    real = lake.ObjectReader.__init__
+
+    def counted(self: Any, obj: Any) -> None:
+        opened.append(1)
+        real(self, obj)
+
+    monkeypatch.setattr(lake.ObjectReader, "__init__", counted)
+    (tmp_path / "plan.yaml").write_text(PLAN.format(results="s3://lake/late/results.jsonl", fmt="jsonl"),
+                                        encoding="utf-8")
+    memory, _ = _claim(tmp_path / "plan.yaml", monkeypatch, streamed=False)
+    streamed, engaged = _claim(tmp_path / "plan.yaml", monkeypatch, streamed=True)
+    assert engaged == [True, True] and streamed == memory and len(opened) == 2
+    assert json.loads(streamed)["data"]["files"][0]["sha256"] == hashlib.sha256(data).hexdigest()
