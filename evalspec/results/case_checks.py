@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic
-from evalspec.results.checks import version_change, version_notes, versions_change
+from evalspec.results.checks import unpaired_deviation, version_change, version_notes, versions_change
 from evalspec.results.values import CodedColumn
 from evalspec.labels import identifier_label as _label
 from evalspec.results.table import factorize, missing_mask
@@ -266,18 +266,9 @@ def _unpaired(table: Any) -> None:
     names = table.candidates
     if len(names) < 2:
         return
-    has = table.attempts > 0
-    every = has.all(axis=0)
-    if every.all():
-        return
-    parts = []
-    for j, name in enumerate(names):
-        lack = int(np.count_nonzero(~has[j] & has.any(axis=0)))
-        parts.append(f"{name} lacks {lack} case(s)" if lack else f"{name} has all cases")
-    table.deviations.append({"code": "unpaired_cases",
-                             "message": f"Not every case was run for every candidate ({'; '.join(parts)}); "
-                             f"paired comparisons use the {int(every.sum())} cases every candidate has, "
-                             "single-candidate results use each candidate's own cases."})
+    deviation = unpaired_deviation(names, table.attempts > 0)
+    if deviation is not None:
+        table.deviations.append(deviation)
 
 
 def _case_columns(t: Any, cell: np.ndarray, case: np.ndarray, case_ids: np.ndarray,

@@ -319,17 +319,27 @@ def unpaired_cases(tidy: Tidy, out: Checked) -> None:
         return
     has = np.zeros((len(names), len(tidy.case_ids)), dtype=bool)
     has[tidy.cand, tidy.case] = True
+    deviation = unpaired_deviation(names, has)
+    if deviation is not None:
+        out.deviations.append(deviation)
+
+
+def unpaired_deviation(names: Any, has: np.ndarray) -> dict[str, str] | None:
+    """The ``unpaired_cases`` deviation, where ``has`` (candidates x cases) shows a case some candidate lacks.
+
+    One home for its words: the attempt-row checks and the case-table checks both use it.
+    """
     every = has.all(axis=0)
     if every.all():
-        return
+        return None
     parts = []
     for j, name in enumerate(names):
         lack = int(np.count_nonzero(~has[j] & has.any(axis=0)))
         parts.append(f"{name} lacks {lack} case(s)" if lack else f"{name} has all cases")
-    out.deviations.append({"code": "unpaired_cases",
-                           "message": f"Not every case was run for every candidate ({'; '.join(parts)}); "
-                           f"paired comparisons use the {int(every.sum())} cases every candidate has, "
-                           "single-candidate results use each candidate's own cases."})
+    return {"code": "unpaired_cases",
+            "message": f"Not every case was run for every candidate ({'; '.join(parts)}); "
+            f"paired comparisons use the {int(every.sum())} cases every candidate has, "
+            "single-candidate results use each candidate's own cases."}
 
 
 def _none_mask(col: np.ndarray) -> np.ndarray:

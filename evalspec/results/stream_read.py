@@ -122,6 +122,8 @@ def _stream_object(red: Any, j: int, obj: Any, fmt: str) -> bool:
                 src = readers[-1].source()  # (the rest of the object, if Arrow's reader left any)
                 redo = src.head != head or not _same_rows(src, fmt, rows, header)
         except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+            # what the batches cannot read exactly: the object is read again whole (_Redo below), and that
+            # read locates the problem; the store's own errors are not caught here (they are named above)
             redo = True
             stop.set()  # (read whole instead: the pass's hash is not used)
         except BaseException:  # a refusal, the store's refusal (named), or an interrupt: the rest is not read
@@ -239,7 +241,7 @@ def _stream_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tu
                 rows += raw.rows
                 tick(rows)
         except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
-            redo = True
+            redo = True  # the file is read again whole (_Redo below): that read locates the problem or refuses it
         except BaseException:  # a refusal (or an interrupt): the rest is not read
             stop.set()
             raise
