@@ -85,7 +85,7 @@ class DataFile(_Strict):
     )
     location: dict[str, Any] | None = Field(
         None, description="For an object read from an object store (s3://, gs://...): its URI, size in bytes and "
-        "modification time as the store reported them; for a file of a Hive-partitioned folder: the partition "
+        "modification time as the store reported them, and its ETag where the store reports one (S3); for a file of a Hive-partitioned folder: the partition "
         "values its folders gave its rows. Absent for a plain local file.",
     )
 

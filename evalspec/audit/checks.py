@@ -365,21 +365,33 @@ def _remote_fingerprints(inputs: AuditInputs, recorded: dict[Any, Any], fails: l
     """Re-read each object-store object of the claim where it is; the ones that could not be read.
 
     The SHA-256 is of the bytes the store serves now (the run recorded the SHA-256 of the bytes
-    it read), so a replaced object is caught whatever its ETag or modification time says.
+    it read), so a replaced object is caught whatever its ETag or modification time says; the
+    ETag the run recorded (S3 reports one) is compared too and said beside it.
     """
     from evalspec.results.lake import object_sha256
 
     unreachable = []
     for uri in inputs.remote:
-        want = (recorded.get(uri) or {}).get("sha256")
+        record = recorded.get(uri) or {}
+        want = record.get("sha256")
         got, why = object_sha256(uri)
         if got is None:
             unreachable.append(f"{uri}: could not be re-read ({why})")
         elif got != want:
             fails.append(f"{uri}: SHA-256 {got[:16]}... of the object now differs from the claim's {str(want)[:16]}...")
         else:
-            evidence.append(f"{uri}: {got} (re-read from the object store)")
+            evidence.append(f"{uri}: {got} (re-read from the object store{_etag_words(record, why)})")
     return unreachable
+
+
+def _etag_words(record: dict[str, Any], etag_now: str) -> str:
+    """What the object's ETag says beside a matching SHA-256 (an ETag is the store's, not a hash of the bytes)."""
+    etag_then = (record.get("location") or {}).get("etag") if isinstance(record.get("location"), dict) else None
+    if not etag_then:
+        return "; the claim recorded no ETag"
+    if etag_then == etag_now:
+        return f"; ETag {etag_then} as recorded"
+    return f"; its ETag is now {etag_now or 'not reported'}, recorded {etag_then}: rewritten with the same bytes"
 
 
 def reproduction(inputs: AuditInputs) -> CheckResult:

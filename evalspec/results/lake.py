@@ -23,9 +23,11 @@ be reduced while read (:mod:`evalspec.results.stream_reduce`), objects are too: 
 are streamed once through :class:`ObjectReader`, which hashes what passes; Parquet objects are
 read by range while :func:`object_digest` hashes one sequential pass. Each object is
 fingerprinted by the SHA-256 of the bytes read (as a local file is), and its size and
-modification time (and ETag, where the filesystem reports one) are kept in the claim's
+modification time (and ETag, where the store reports one: S3 does) are kept in the claim's
 ``data.files[].location``, so ``evalspec audit`` can say what it re-read and what it could
-not reach.
+not reach. An object read more than once in a run (a Parquet object's ranges beside its
+hashing pass) is pinned to the ETag its first opening reported: one replaced meanwhile, even
+by one of the same size, is refused rather than analysed as a mixture.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from evalspec.errors import Diagnostic, InputError
 from evalspec.limits import MAX_RESULTS_BYTES
 
 __all__ = ["MAX_OBJECTS", "ObjectReader", "RemoteObject", "check_unchanged", "estimated_object_rows", "format_of",
-           "object_digest", "object_head", "object_location", "open_object", "is_uri", "list_uri", "read_object", "folder_tables",
+           "object_digest", "object_head", "object_location", "open_object", "pinned", "store_etag", "is_uri", "list_uri", "read_object", "folder_tables",
            "partition_values", "with_partitions", "object_sha256"]
 
 #: The most files or objects one folder, prefix or glob may list (a prefix holding more is a
@@ -72,6 +74,7 @@ class RemoteObject:
     size: int
     mtime: str | None
     partitions: tuple[tuple[str, str], ...] = ()
+    etag: str | None = None  # set by :func:`pinned`: what the store reported when the read began
 
 
 def _refuse(uri: str, message: str, hint: str) -> InputError:
@@ -237,6 +240,7 @@ def read_object(obj: RemoteObject, declared: str) -> Any:
     fs, path = _filesystem(obj.uri)
     try:
         with fs.open_input_stream(path) as stream:
+            obj = replace(obj, etag=store_etag(stream))
             data = stream.read(MAX_RESULTS_BYTES + 1)
     except (OSError, ValueError) as exc:
         raise _store_error(obj.uri, exc) from None
@@ -264,9 +268,11 @@ class ObjectReader:
         fs, path = _filesystem(obj.uri)
         self.obj = obj
         try:  # buffered: each read of the store's stream is one ranged GET
-            self._stream = pa.BufferedInputStream(fs.open_input_stream(path), _READ_BYTES)
+            raw = fs.open_input_stream(path)
         except (OSError, ValueError) as exc:
             raise _store_error(obj.uri, exc) from None
+        _same_object(obj, raw)
+        self._stream = pa.BufferedInputStream(raw, _READ_BYTES)
         self._digest = hashlib.sha256()
         self.size = self.newlines = self.commas = 0
         self.has_cr = self.has_quote = False
@@ -332,9 +338,11 @@ def open_object(obj: RemoteObject) -> Any:
     """A random-access file on the object (Parquet's reader asks for its footer, then its row groups)."""
     fs, path = _filesystem(obj.uri)
     try:
-        return fs.open_input_file(path)
+        handle = fs.open_input_file(path)
     except (OSError, ValueError) as exc:
         raise _store_error(obj.uri, exc) from None
+    _same_object(obj, handle)
+    return handle
 
 
 def object_digest(obj: RemoteObject, stop: Any = None) -> tuple[str, int]:
@@ -344,6 +352,7 @@ def object_digest(obj: RemoteObject, stop: Any = None) -> tuple[str, int]:
     size = 0
     try:
         with fs.open_input_stream(path) as stream:
+            _same_object(obj, stream)
             while stop is None or not stop.is_set():
                 chunk = stream.read(_READ_BYTES)
                 if not chunk:
@@ -356,21 +365,61 @@ def object_digest(obj: RemoteObject, stop: Any = None) -> tuple[str, int]:
 
 
 def check_unchanged(obj: RemoteObject, size: int) -> None:
-    """Refuse an object whose size or modification time is not what the listing said (rewritten meanwhile)."""
+    """Refuse an object whose size, modification time or ETag is not what the listing and the pin said."""
     from evalspec.results.files import changed
 
     fs, path = _filesystem(obj.uri)
     try:
         info = fs.get_file_info(path)
+        if obj.etag is not None:
+            with fs.open_input_stream(path) as stream:  # (opening asks for the object's head only)
+                _same_object(obj, stream)
+    except InputError:
+        raise
     except (OSError, ValueError) as exc:
         raise _store_error(obj.uri, exc) from None
     if size != obj.size or (info.size if info.size is not None else -1) != obj.size or _mtime(info) != obj.mtime:
         raise changed(obj.uri)
 
 
+def store_etag(handle: Any) -> str | None:
+    """The ETag the store sent when ``handle`` was opened (S3 sends one; a local file, GCS through Arrow: none)."""
+    try:
+        meta = handle.metadata()
+    except (AttributeError, OSError, ValueError):
+        return None
+    for key in ("ETag", "etag", b"ETag", b"etag"):
+        value = meta.get(key) if hasattr(meta, "get") else None
+        if value:
+            text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+            return text.strip().strip('"') or None
+    return None
+
+
+def pinned(obj: RemoteObject) -> RemoteObject:
+    """``obj`` with the ETag the store reports now: every later opening of it in this run must report the same."""
+    fs, path = _filesystem(obj.uri)
+    try:
+        with fs.open_input_stream(path) as stream:
+            return replace(obj, etag=store_etag(stream))
+    except (OSError, ValueError) as exc:
+        raise _store_error(obj.uri, exc) from None
+
+
+def _same_object(obj: RemoteObject, handle: Any) -> None:
+    """Refuse the object where ``handle``'s ETag is not the one it was pinned to (replaced during the run)."""
+    from evalspec.results.files import changed
+
+    if obj.etag is not None and store_etag(handle) != obj.etag:
+        handle.close()
+        raise changed(obj.uri)
+
+
 def object_location(obj: RemoteObject, size: int) -> dict[str, Any]:
     """The claim's ``data.files[].location`` of an object, as :func:`read_object` records it."""
     location: dict[str, Any] = {"uri": obj.uri, "size": size, "modified": obj.mtime}
+    if obj.etag is not None:
+        location["etag"] = obj.etag
     if obj.partitions:
         location["partition"] = {k: v for k, v in obj.partitions}
     return location
@@ -394,17 +443,19 @@ def estimated_object_rows(objects: list[RemoteObject], formats: list[str]) -> in
 
 
 def object_sha256(uri: str) -> tuple[str | None, str]:
-    """Re-read ``uri`` for an audit: its SHA-256, or ``None`` and why it could not be read."""
+    """Re-read ``uri`` for an audit: its SHA-256 and the ETag the store sends now ("" where none),
+    or ``None`` and why it could not be read."""
     try:
         fs, path = _filesystem(uri)
         h = hashlib.sha256()
         with fs.open_input_stream(path) as stream:
+            etag = store_etag(stream) or ""
             while True:
                 chunk = stream.read(1 << 20)
                 if not chunk:
                     break
                 h.update(chunk)
-        return h.hexdigest(), ""
+        return h.hexdigest(), etag
     except InputError as exc:
         return None, str(exc)
     except (OSError, ValueError) as exc:

@@ -92,7 +92,8 @@ def _stream_object(red: Any, j: int, obj: Any, fmt: str) -> bool:
     from evalspec.results.batches import _GiveUp, _progress, _same_rows, _text_batches
     from evalspec.results.table import FileInfo
 
-    display = obj.uri
+    display, listed = obj.uri, obj
+    obj = lake.pinned(obj)  # every opening below must see the object this one saw (its ETag)
     unit, first_line = ("row", 1) if fmt == "parquet" else ("line", 2 if fmt == "csv" else 1)
     head, header, readers = b"", None, []
     if fmt != "parquet":
@@ -136,7 +137,7 @@ def _stream_object(red: Any, j: int, obj: Any, fmt: str) -> bool:
     if readers and not redo:
         sha, size = src.sha256, src.size
     if redo:
-        raise _Redo(obj)
+        raise _Redo(listed)
     lake.check_unchanged(obj, size)
     red.file_done(FileInfo(path=display, sha256=sha, rows=rows, format=fmt, location=lake.object_location(obj, size)))
     return True

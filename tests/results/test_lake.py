@@ -243,6 +243,10 @@ def test_audit_rereads_objects(tmp_path: Path, s3: dict[str, str]) -> None:
     checks = {c["id"]: c for c in json.loads(audit.stdout)["checks"]}
     assert checks["data_fingerprints"]["status"] == "pass", checks["data_fingerprints"]
     assert any("re-read from the object store" in e for e in checks["data_fingerprints"]["evidence"])
+    files = json.loads(claim_path.read_text(encoding="utf-8"))["data"]["files"]
+    assert all(f["location"]["etag"] for f in files), files  # S3 reports one: recorded, and compared by the audit
+    assert all(any(f"ETag {f['location']['etag']} as recorded" in e for e in checks["data_fingerprints"]["evidence"])
+               for f in files), checks["data_fingerprints"]["evidence"]
     assert checks["reproduction"]["status"] == "pass", checks["reproduction"]  # re-run reads the bucket again
     # the object changes in the bucket: the audit sees it
     table = _rows_table().slice(0, 10)

@@ -264,3 +264,55 @@ def test_a_text_object_reopened_by_the_reader_is_hashed_from_its_start(tmp_path:
     streamed, engaged = _claim(tmp_path / "plan.yaml", monkeypatch, streamed=True)
     assert engaged == [True, True] and streamed == memory and len(opened) == 2
     assert json.loads(streamed)["data"]["files"][0]["sha256"] == hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_an_object_replaced_while_read_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: Any,
+                                                  fmt: str) -> None:
+    """Replaced by one of the same size after the run pinned its ETag: refused, not analysed as a mixture."""
+    from evalspec.results import lake
+
+    env, fs = s3
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("EVALSPEC_STREAM_ROWS", "0")
+    rows = _rows(60)
+    data = {"jsonl": _jsonl, "parquet": _parquet}[fmt](rows)
+    for r in rows:
+        r["ver"] = "v2"
+    other = {"jsonl": _jsonl, "parquet": _parquet}[fmt](rows)
+    assert len(other) == len(data) and other != data
+    key = f"swap/results.{fmt}"
+    _put(fs, key, data)
+    real = lake.pinned
+
+    def swapped(obj: Any) -> Any:
+        pin = real(obj)
+        _put(fs, key, other)  # same size, other bytes
+        return pin
+
+    monkeypatch.setattr(lake, "pinned", swapped)
+    (tmp_path / "plan.yaml").write_text(PLAN.format(results=f"s3://lake/{key}", fmt=fmt), encoding="utf-8")
+    from evalspec.run import run_plan
+
+    with pytest.raises(InputError) as err:
+        run_plan(tmp_path / "plan.yaml")
+    d = err.value.diagnostics[0]
+    assert d.file == f"s3://lake/{key}" and "changed while evalspec was reading it" in d.message, d
+
+
+def test_store_etag_reads_what_the_store_sends(s3: Any) -> None:
+    from evalspec.results import lake
+
+    _, fs = s3
+    _put(fs, "tag/a.jsonl", b'{"a": 1}\n')
+    with fs.open_input_stream("lake/tag/a.jsonl") as stream:
+        etag = lake.store_etag(stream)
+    assert etag and not etag.startswith('"'), etag  # the quotes S3 puts round it are not part of it
+    _put(fs, "tag/a.jsonl", b'{"a": 2}\n')
+    with fs.open_input_stream("lake/tag/a.jsonl") as stream:
+        assert lake.store_etag(stream) not in (None, etag)
+    import pyarrow.fs as pafs
+
+    with pafs.LocalFileSystem().open_input_stream(__file__) as local:
+        assert lake.store_etag(local) is None  # a local file has none
