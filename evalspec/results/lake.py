@@ -172,8 +172,10 @@ def list_uri(uri: str) -> list[RemoteObject]:
     import pyarrow.fs as pafs
 
     fs, path = _filesystem(uri)
-    scheme = uri.split("://", 1)[0]
     globbed = any(ch in path for ch in "*?[")
+    # each object's URI is the one given with the object's path below the prefix (or the glob's folder)
+    # appended: the filesystem's own path may drop what the URI names outside it (a host, an account)
+    uri_root = _glob_root(uri) if globbed else uri.rstrip("/")
     try:
         if not globbed:
             info = fs.get_file_info(path)
@@ -201,7 +203,7 @@ def list_uri(uri: str) -> list[RemoteObject]:
             continue
         if not globbed and not info.path.lower().endswith(_TABLES):
             continue
-        objects.append(RemoteObject(f"{scheme}://{info.path}", info.path, int(info.size), _mtime(info),
+        objects.append(RemoteObject(f"{uri_root}/{rel}", info.path, int(info.size), _mtime(info),
                                     partition_values(rel)))
         if len(objects) > MAX_OBJECTS:
             raise _refuse(uri, f"more than {MAX_OBJECTS:,} objects under this location",
