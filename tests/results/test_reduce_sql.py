@@ -7,7 +7,9 @@ on the engine's output gives the claim of the attempt rows (byte-identical but f
 data block and the data fingerprint). Rows evalspec refuses (a duplicate attempt, an unreadable
 outcome) are counted by the SQL and refused at their case-table row.
 
-DuckDB is in the ``test`` extra, pyspark (with Java 17) in the ``lake`` extra; without them
+BigQuery is not reachable here: its statement is parsed by sqlglot's BigQuery grammar (a
+syntax check, not a run; the ``test`` extra has sqlglot), and that check is shown to refuse a
+broken statement. DuckDB is in the ``test`` extra, pyspark (with Java 17) in the ``lake`` extra; without them
 these tests skip, and under ``EVALSPEC_REQUIRE_TOOLS=1`` (CI) they fail instead. One Spark
 session serves the module; the Spark tests are ``slow`` (CI's second line).
 """
@@ -118,6 +120,24 @@ def test_a_score_outcome_and_missing_values_read_alike(tmp_path: Path) -> None:
     _same_table(table, reference_case_table(folder))
     pq.write_table(table, folder / "cases.parquet")
     assert_same_claims(folder)
+
+
+# -- BigQuery (parsed, not run) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("rule", "policy"), RULES)
+def test_the_bigquery_statement_parses_as_bigquery(tmp_path: Path, rule: str, policy: str) -> None:
+    sqlglot = _need("sqlglot")
+    folder = write_study(tmp_path, rule, policy)
+    sql = _sql(folder, "bigquery", "`project.dataset.results`")
+    tree = sqlglot.parse_one(sql, read="bigquery", error_level=sqlglot.ErrorLevel.RAISE)
+    assert tree.find(sqlglot.exp.Select) is not None
+    tables = {t.sql(dialect="bigquery") for t in tree.find_all(sqlglot.exp.Table)}
+    assert "`project.dataset.results`" in " ".join(tables) or "project.dataset.results" in " ".join(tables), tables
+    # the check can fail: one separator dropped, one parenthesis doubled
+    for broken in (sql.replace(",\n", "\n", 1), sql.replace("OVER (", "OVER ((", 1)):
+        with pytest.raises(sqlglot.errors.ParseError):
+            sqlglot.parse_one(broken, read="bigquery", error_level=sqlglot.ErrorLevel.RAISE)
 
 
 # -- Spark -----------------------------------------------------------------------------------
