@@ -7,20 +7,31 @@ cannot read exactly (a blank line, a quoted CSV field, a type that changes betwe
 read by the whole-file reader and folded in as one batch, and when that is found only part-way
 through a file, the reduction starts again with that file read whole. Every batch goes through
 :class:`~evalspec.results.stream_batch.Reducer`.
+
+A local file's batches are decoded and coded in a reader thread (:class:`ReadAhead`) while the
+main thread folds the one before: Arrow's decoding and the dictionary coding run mostly outside
+Python's lock, so they overlap the fold on a second core. At most :data:`READ_AHEAD` batches wait;
+an error in the thread is raised in the main thread where that batch would have come, the same
+exception, so it is handled (and located) as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PARQUET_BATCH_ROWS", "reduce_files"]
+__all__ = ["PARQUET_BATCH_ROWS", "READ_AHEAD", "ReadAhead", "reduce_files"]
 
 #: Rows per Parquet record batch (one batch's columns are all that is held: about 20 MiB).
 PARQUET_BATCH_ROWS = 1 << 18
+#: Batches a reader thread decodes ahead of the fold (beside the one it is decoding and the one folded).
+READ_AHEAD = 2
+_POLL_S = 0.2  # how often a waiting side looks whether the other has stopped
 
 
 class _Redo(Exception):
@@ -83,7 +94,6 @@ def _stream_object(red: Any, j: int, obj: Any, fmt: str) -> bool:
     (:class:`~evalspec.results.lake.ObjectReader`); Parquet is read by range (footer, row
     groups) while a thread hashes one sequential pass over the object.
     """
-    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     import pyarrow as pa
@@ -215,9 +225,88 @@ def _raws(path: Path, fmt: str, head: bytes, header: list[str] | None, display: 
         rows += batch.num_rows
 
 
+class ReaderStopped(OSError):
+    """The reader thread ended without a batch, an end or an error (it cannot, short of the interpreter ending)."""
+
+
+class ReadAhead:
+    """The items of ``make()``'s iterator, produced in a thread ahead of the consumer: at most ``depth`` wait.
+
+    An exception raised in the thread is raised by :meth:`__next__` in its place (the same object);
+    a thread that ends without an end or an error raises :class:`ReaderStopped` rather than leave
+    the consumer waiting. Used as a context manager: leaving it (at the end, on a refusal or an
+    interrupt) stops the thread, which drops its iterator (closing its file), and waits for it.
+    """
+
+    _ITEM, _END, _ERROR = 0, 1, 2
+
+    def __init__(self, make: Callable[[], Iterator[Any]], depth: int = READ_AHEAD) -> None:
+        self._queue: queue.Queue[tuple[int, Any]] = queue.Queue(maxsize=max(1, depth))
+        self._stop = threading.Event()
+        self._done = False
+        self._thread = threading.Thread(target=self._produce, args=(make,), name="evalspec-read-ahead", daemon=True)
+        self._thread.start()
+
+    def _produce(self, make: Callable[[], Iterator[Any]]) -> None:
+        try:
+            for item in make():
+                if not self._put((self._ITEM, item)):
+                    return  # (the consumer has left: the iterator is dropped here, in this thread)
+            self._put((self._END, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            self._put((self._ERROR, exc))
+
+    def _put(self, entry: tuple[int, Any]) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(entry, timeout=_POLL_S)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __iter__(self) -> ReadAhead:
+        return self
+
+    def __next__(self) -> Any:
+        if self._done:
+            raise StopIteration
+        while True:
+            try:
+                kind, value = self._queue.get(timeout=_POLL_S)
+                break
+            except queue.Empty:
+                if not self._thread.is_alive() and self._queue.empty():
+                    self._done = True
+                    raise ReaderStopped("the reader thread stopped before the end of the file") from None
+        if kind == self._ITEM:
+            return value
+        self._done = True
+        if kind == self._ERROR:
+            raise value
+        raise StopIteration
+
+    def close(self) -> None:
+        """Stop the thread and wait for it (it drops what it holds; what waits in the queue is dropped)."""
+        self._done = True
+        self._stop.set()
+        while self._thread.is_alive():
+            try:
+                while True:
+                    self._queue.get_nowait()
+            except queue.Empty:
+                pass
+            self._thread.join(timeout=_POLL_S)
+
+    def __enter__(self) -> ReadAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def _stream_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tuple[tuple[str, str], ...]) -> bool:
     """Fold ``path`` into ``red`` batch by batch; False where the whole-file reader must read it."""
-    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     import pyarrow as pa
@@ -237,10 +326,11 @@ def _stream_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tu
     with ThreadPoolExecutor(max_workers=1) as pool:
         scanned = pool.submit(scan, path, display, count_commas=fmt == "csv", stop=stop)
         try:
-            for raw in _raws(path, fmt, head, header, display, unit, first_line):
-                red.take(_prepared(red.plan, raw, parts), j, first=rows == 0)
-                rows += raw.rows
-                tick(rows)
+            with ReadAhead(lambda: _raws(path, fmt, head, header, display, unit, first_line)) as raws:
+                for raw in raws:
+                    red.take(_prepared(red.plan, raw, parts), j, first=rows == 0)
+                    rows += raw.rows
+                    tick(rows)
         except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
             redo = True  # the file is read again whole (_Redo below): that read locates the problem or refuses it
         except BaseException:  # a refusal (or an interrupt): the rest is not read
