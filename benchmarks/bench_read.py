@@ -226,18 +226,21 @@ def phases(plan: Path, base: Path) -> None:
           f"{imports['work']:.2f} s; the process {imports['process']:.2f} s, {imports['cpu']:.2f} s of CPU)")
 
 
-def scale(base: Path, sizes: list[int]) -> None:
-    """Linear in rows? ``evalspec run --no-report`` at several sizes (the bench plan: every attempt row in memory).
+def scale(base: Path, sizes: list[int], in_memory: bool = False) -> None:
+    """Linear in rows? ``evalspec run --no-report`` at several sizes (the bench plan).
 
-    Each size runs in a fresh process; the load average before each run says how shared the
-    machine was.
+    Every analysis of the bench plan is served by counts, so from ``STREAM_ROWS`` rows on the rows
+    are reduced while read; ``in_memory`` holds every attempt row in memory instead (the path of a
+    plan with an analysis that reads attempt rows, such as ``clustered_mean``). Each size runs in a
+    fresh process; the load average before each run says how shared the machine was.
     """
-    print(f"{'rows':>12}{'process s':>11}{'us/row':>8}{'peak MiB':>10}{'bytes/row':>11}{'load 1 min':>12}")
+    print(f"{'rows':>12}{'process s':>11}{'us/row':>8}{'peak MiB':>10}{'bytes/row':>11}{'load 1 min':>12}"
+          f"   ({'in memory' if in_memory else 'streamed from STREAM_ROWS rows on'})")
     per_row = []
     for rows in sizes:
         plan = _jsonl(base, rows)
         load = os.getloadavg()[0]
-        r = _run(plan)
+        r = _run(plan, dict(_env(), EVALSPEC_STREAM_ROWS=str(10**15)) if in_memory else None)
         per_row.append(r["process"] / rows)
         print(f"{rows:12,}{r['process']:11.1f}{r['process'] / rows * 1e6:8.2f}{r['peak_mib']:10.0f}"
               f"{r['peak_mib'] * 2**20 / rows:11.0f}{load:12.2f}", flush=True)
@@ -331,13 +334,14 @@ def main() -> None:
     ap.add_argument("--parquet", type=int, default=None, help="rows of partitioned Parquet")
     ap.add_argument("--repeats", type=int, default=5, help="--parquet: attempts per candidate and case (the "
                     "case table is limited to 10M cells: 100M rows need 20)")
-    ap.add_argument("--in-memory", action="store_true", help="--parquet: the in-memory path too (<= 10M rows)")
+    ap.add_argument("--in-memory", action="store_true", help="--parquet: the in-memory path too (<= 10M rows); "
+                    "--scale: the in-memory path only")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/stream-bench"))
     ap.add_argument("--repeat", type=int, default=3, help="rounds of the side-by-side default mode")
     ap.add_argument("--phases", action="store_true", help="then one evalspec run timed step by step")
     args = ap.parse_args()
     if args.scale:
-        scale(args.dir, [int(x) for x in args.scale.split(",")])
+        scale(args.dir, [int(x) for x in args.scale.split(",")], args.in_memory)
     elif args.parquet:
         parquet(args.dir, args.parquet, args.repeats, args.in_memory)
     else:

@@ -102,6 +102,13 @@ def variance_decomposition(case: np.ndarray, passed: np.ndarray) -> dict[str, An
     codes, inv = np.unique(case, return_inverse=True)
     k = np.bincount(inv).astype(np.float64)
     s = np.bincount(inv, weights=passed)
+    return _decomposed(codes, k, s)
+
+
+def _decomposed(codes: np.ndarray, k: np.ndarray, s: np.ndarray) -> dict[str, Any]:
+    """The decomposition of cases ``codes`` with ``k`` attempts (all >= 1) and outcome sums ``s``."""
+    import numpy as np
+
     p = s / k if k.size else s
     rep = k >= 2
     out: dict[str, Any] = {"cases": int(codes.size), "repeated_cases": int(rep.sum()),
@@ -119,16 +126,34 @@ def variance_decomposition(case: np.ndarray, passed: np.ndarray) -> dict[str, An
     return out
 
 
+def _decomposition(ctx: Context, name: str) -> dict[str, Any]:
+    """:func:`variance_decomposition` of one candidate from its per-case counts (attempt rows or a case table).
+
+    Each case enters through its attempts ``k`` and passes ``s`` only (the plan's missing-outcome
+    policy applied; a run's outcomes are 0 or 1, so ``s`` is the sum of the outcomes): the same
+    numbers :func:`variance_decomposition` makes of the attempt rows, so the analysis serves a
+    pre-aggregated case table and a results set reduced while read alike.
+    """
+    import numpy as np
+
+    counts = ctx.case_counts()
+    if not counts.binary:  # (only a context built from lists holds fractions: read the attempts then)
+        reps = ctx.attempts()
+        rows = reps.cand == ctx.index(name)
+        return variance_decomposition(reps.case[rows], reps.passed[rows])
+    row = ctx.index(name)
+    codes = np.flatnonzero(counts.trials[row] > 0)
+    k = counts.trials[row][codes].astype(np.float64)
+    s = counts.passes[row][codes].astype(np.float64)
+    return _decomposed(codes, k, s)
+
+
 def _entry(ctx: Context, name: str) -> tuple[RunVariationEntry, list[Caveat]]:
     import numpy as np
 
     from evalspec.stats import clustered_standard_error
 
-    reps = ctx.attempts()  # the plan's missing-outcome policy applied
-    rows = reps.cand == ctx.index(name)
-    passed = reps.passed[rows]
-    case = reps.case[rows]
-    dec = variance_decomposition(case, passed)
+    dec = _decomposition(ctx, name)
     n = dec["cases"]
     fields: dict[str, Any] = {
         "cases": n, "repeats": ctx.planned_repeats, "repeats_observed_mean": dec["mean_repeats"],
@@ -193,4 +218,4 @@ def _needs_repeats(view: Any) -> Iterable[Issue]:
 KIND = AnalysisKind(name="run_variation", params=RunVariationParams, result=RunVariationResult, compute=compute,
                     title="Run-to-run variation", order=60,
                     rules=((("attempts", "analyses*"), _needs_repeats),),
-                    attempt_rows="it separates run-to-run from case-to-case variation using each attempt's outcome")
+                    attempt_rows=None)  # attempts and passes per case serve it

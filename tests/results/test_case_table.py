@@ -43,6 +43,23 @@ def test_beta_binomial_reads_counts_alike(tmp_path: Path) -> None:
     assert_same_claims(folder)
 
 
+@pytest.mark.parametrize("policy", ["count_as_fail", "exclude"])
+def test_run_variation_reads_counts_alike(tmp_path: Path, policy: str) -> None:
+    """Run-to-run variation needs each case's attempts and passes only: the case table gives the attempt rows' claim
+    (case c003's fifth attempt and the missing outcomes included)."""
+    folder = write_study(tmp_path, "first", policy, analyses="""  - {kind: proportion}
+  - {kind: run_variation}""")
+    pq.write_table(reference_case_table(folder), folder / "cases.parquet")
+    assert_same_claims(folder)
+    import json
+
+    from evalspec.run import run_plan
+
+    result = json.loads(json.dumps(run_plan(folder / "plan_ct.yaml"), default=str))
+    entry = [a for a in result["analyses"] if a["kind"] == "run_variation"][0]["result"]["candidates"]["A"]
+    assert entry["repeated_cases"] > 50 and entry["within_case_variance"] > 0  # (the analysis ran on the counts)
+
+
 def test_unequal_attempts_under_majority_are_refused_with_why(tmp_path: Path) -> None:
     """Under exclude, missing outcomes leave the two candidates different numbers of attempts on some cases; the
     verdict must also hold with equal numbers, which counts cannot give: the run refuses, at the rule."""
@@ -77,7 +94,6 @@ def _validate(tmp_path: Path, text: str) -> PlanInvalid:
 
 
 @pytest.mark.parametrize(("analysis", "words"), [
-    ("{kind: run_variation}", "each attempt's outcome"),
     ("{kind: clustered_mean}", "each attempt's score"),
     ("{kind: sequential_difference, compare: [A, B]}", "timestamp"),
 ])

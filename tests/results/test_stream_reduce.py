@@ -49,7 +49,7 @@ analyses:
   - {{kind: proportion}}
   - {{kind: paired_difference, compare: [A, B], resamples: 100, seed: 3}}
   - {{kind: critical_failures}}
-  - {{kind: slices}}
+  - {{kind: slices}}{variation}
 slices: [{{name: language, column: lang}}]
 decision: {{minimum_improvement: 0.02}}
 """
@@ -135,6 +135,7 @@ def _plan(study: dict[str, Any], results: str) -> str:
                        k=f", k: {min(2, study['repeats'])}" if rule in ("best_of_k", "pass_at_k") else "", policy=study["policy"],
                        max_fraction=study["max_fraction"], cluster=", cluster: doc" if study["cluster"] else "",
                        version_a=study["version_a"],
+                       variation="\n  - {kind: run_variation}" if study["repeats"] > 1 else "",
                        missing_values="\n  missing_values: [ERROR]" if study.get("missing_values") else "")
 
 
