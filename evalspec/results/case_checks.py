@@ -53,14 +53,13 @@ def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarr
     seen = _version_checks(t, cand, version, vlabels, counts)
     t.raise_problems("checks")
 
-    cell = cand.astype(np.int64) * len(case_ids) + case  # each row's cell of the candidate x case matrices
-    shape = (len(names), len(case_ids))
+    cells = _Cells(cand, case, len(names), len(case_ids))
     table = CaseTable(files=files, candidates=names, case_ids=case_ids, cluster_ids=cluster_ids,
                       case_cluster=_case_cluster(case, cluster, len(case_ids)), raw=t.cols, time_range=None,
-                      attempts=_matrix(cell, counts["attempts"], shape),
-                      missing_counts=_matrix(cell, counts["missing"], shape),
-                      passes=_matrix(cell, counts["passes"], shape),
-                      rule_counts={k: _matrix(cell, v, shape, fill=np.nan)
+                      attempts=cells.matrix(counts["attempts"]),
+                      missing_counts=cells.matrix(counts["missing"]),
+                      passes=cells.matrix(counts["passes"]),
+                      rule_counts={k: cells.matrix(v, fill=np.nan)
                                    for k, v in {**rule, **{c: counts[c].astype(np.float64) for c in counts
                                                            if "_in_first_" in c}}.items()})
     table.versions_seen = seen
@@ -71,7 +70,7 @@ def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarr
     _repeats(t, table, cand, counts)
     _missing(t, table, cand, counts)
     _unpaired(table)
-    table.case_columns, table.attribute_deviations = _case_columns(t, cell, case, case_ids, counts)
+    table.case_columns, table.attribute_deviations = _case_columns(t, cells, case, case_ids, counts)
     return table
 
 
@@ -90,12 +89,36 @@ def _repeated_keys(cand: np.ndarray, case: np.ndarray, n_cases: int) -> bool:
     return int(np.count_nonzero(seen)) < flat.size
 
 
-def _matrix(cell: np.ndarray, values: np.ndarray, shape: tuple[int, int], fill: float = 0) -> np.ndarray:
-    """The candidate x case matrix of ``values`` (each row's at its ``cell``), ``fill`` where no row is."""
-    dtype = np.float64 if isinstance(fill, float) else np.int64
-    out = np.full(shape, fill, dtype=dtype) if fill else np.zeros(shape, dtype=dtype)
-    out.ravel()[cell] = values
-    return out
+class _Cells:
+    """Where each row sits in the candidate x case matrices (rows checked: one row per candidate and case).
+
+    A table whose rows are in matrix order (candidates in the plan's order, cases sorted, every
+    cell once: what ``ORDER BY`` candidate, case gives) is laid out by a reshape; any other order
+    by a scatter. Both give the same matrices.
+    """
+
+    def __init__(self, cand: np.ndarray, case: np.ndarray, n_cand: int, n_cases: int) -> None:
+        self.shape = (n_cand, n_cases)
+        self.cell = cand.astype(np.int64) * n_cases + case  # each row's cell
+        size = n_cand * n_cases
+        self.in_order = bool(self.cell.size == size and (size < 2 or np.all(self.cell[1:] > self.cell[:-1])))
+
+    def matrix(self, values: np.ndarray, fill: float = 0) -> np.ndarray:
+        """The matrix of ``values`` (each row's at its cell), ``fill`` where no row is."""
+        dtype = np.float64 if isinstance(fill, float) else np.int64
+        if self.in_order:  # (cells 0, 1, ..., in order: every cell is filled once)
+            return np.array(values, dtype=dtype).reshape(self.shape)
+        out = np.full(self.shape, fill, dtype=dtype) if fill else np.zeros(self.shape, dtype=dtype)
+        out.ravel()[self.cell] = values
+        return out
+
+    def grid(self, codes: np.ndarray) -> np.ndarray:
+        """The int32 matrix of the rows' ``codes`` (a new array of its own), -1 where no row is."""
+        if self.in_order:
+            return codes.astype(np.int32, copy=False).reshape(self.shape)
+        out = np.full(self.shape, -1, dtype=np.int32)
+        out.ravel()[self.cell] = codes
+        return out
 
 
 def _case_cluster(case: np.ndarray, cluster: np.ndarray | None, n_cases: int) -> np.ndarray | None:
@@ -240,19 +263,19 @@ def _missing(t: Any, table: Any, cand: np.ndarray, counts: dict[str, np.ndarray]
     plan = t.plan
     policy = plan.missing.policy
     for j, name in enumerate(table.candidates):
-        rows = cand == j
-        m, a = int(counts["missing"][rows].sum()), int(counts["attempts"][rows].sum())
+        # (the matrices hold each of the candidate's rows once, in its own cell: their sums are the rows')
+        m, a = int(table.missing_counts[j].sum()), int(table.attempts[j].sum())
         frac = m / a if a else 0.0
         table.missing[name] = {"missing": m, "attempts": a, "fraction": frac, "policy": policy}
-        where = rows & (counts["missing"] > 0)
         if m and policy == "error":
-            t.flag(where, "missing", f"missing outcome for candidate {name!r} and the plan's missing.policy is "
-                   f"'error' ({m} of {a} attempts missing)", hint="rerun the missing attempts, or preregister "
-                   "another policy")
+            t.flag((cand == j) & (counts["missing"] > 0), "missing", f"missing outcome for candidate {name!r} and "
+                   f"the plan's missing.policy is 'error' ({m} of {a} attempts missing)",
+                   hint="rerun the missing attempts, or preregister another policy")
         elif frac > plan.missing.max_fraction:
-            t.flag(where, "missing", f"candidate {name!r} has {m} of {a} outcomes missing ({frac:.1%}), above the "
-                   f"plan's missing.max_fraction {plan.missing.max_fraction:.1%}", hint="rerun the missing attempts "
-                   "under the same policy; do not change the limit after seeing the results")
+            t.flag((cand == j) & (counts["missing"] > 0), "missing", f"candidate {name!r} has {m} of {a} outcomes "
+                   f"missing ({frac:.1%}), above the plan's missing.max_fraction {plan.missing.max_fraction:.1%}",
+                   hint="rerun the missing attempts under the same policy; do not change the limit after seeing the "
+                   "results")
         elif m:
             treat = "counted as failures" if policy == "count_as_fail" else "excluded from the analysis"
             table.detected.append({"code": "missing_outcomes",
@@ -271,7 +294,7 @@ def _unpaired(table: Any) -> None:
         table.deviations.append(deviation)
 
 
-def _case_columns(t: Any, cell: np.ndarray, case: np.ndarray, case_ids: np.ndarray,
+def _case_columns(t: Any, cells: _Cells, case: np.ndarray, case_ids: np.ndarray,
                   counts: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[dict[str, str]]]:
     """Each attribute's value per case (the first candidate's, in the plan's order, that has one) and the
     cases whose attempts disagree, worded as :func:`evalspec.run._case_columns` words them.
@@ -281,22 +304,19 @@ def _case_columns(t: Any, cell: np.ndarray, case: np.ndarray, case_ids: np.ndarr
     """
     from evalspec.plan.case_table import attribute_columns
 
-    n_cases = len(case_ids)
-    n_cand = len(t.plan.candidates)
     out: dict[str, np.ndarray] = {}
     devs: list[dict[str, str]] = []
     for col in attribute_columns(t.plan):
         codes, uniq = factorize(t.cols[col])
-        keep = np.append(np.where(missing_mask(uniq), -1, np.arange(len(uniq))), -1)  # a missing value: -1
-        grid = np.full((n_cand, n_cases), -1, dtype=np.int32)
-        grid.ravel()[cell] = keep[codes]
+        keep = np.append(np.where(missing_mask(uniq), -1, np.arange(len(uniq))), -1).astype(np.int32)  # missing: -1
+        grid = cells.grid(keep[codes])
         case_codes = grid[0].astype(np.int64)
-        for j in range(1, n_cand):  # the first candidate with a value gives it
+        for j in range(1, len(grid)):  # the first candidate with a value gives it
             unset = case_codes < 0
             case_codes[unset] = grid[j][unset]
-        hi = grid.max(axis=0)
-        grid[grid < 0] = len(uniq)
-        varies = (hi >= 0) & (grid.min(axis=0) != hi)
+        hi = grid.max(axis=0)  # -1: no candidate has a value
+        lo = grid.view(np.uint32).min(axis=0)  # (as unsigned, -1 is the largest: the least value present)
+        varies = (hi >= 0) & (lo.astype(np.int64) != hi)
         del grid
         varies[case[counts[f"distinct_{col}"] > 1]] = True
         bad = np.flatnonzero(varies)

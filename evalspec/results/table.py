@@ -343,9 +343,78 @@ def _plain_texts(uniques: np.ndarray) -> Any:
         return None
     import pyarrow.compute as pc
 
-    space = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PY_WHITESPACE) + "]"
-    edged = pc.match_substring_regex(arr, f"^{space}|{space}$")
-    return None if pc.any(edged).as_py() else arr
+    from evalspec.results.text_index import positions
+
+    first, last, size = _edge_bytes(arr)
+    if np.any(_ASCII_SPACE[first] | _ASCII_SPACE[last]):  # (an ASCII byte at an end is a whole character)
+        return None
+    maybe = np.flatnonzero(_NON_ASCII_SPACE_LEAD[first] | _NON_ASCII_SPACE_END[last] | (size == 0))
+    if maybe.size:  # texts that may begin or end with a space beyond ASCII: asked exactly
+        space = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PY_WHITESPACE) + "]"
+        edged = pc.match_substring_regex(arr.take(positions(maybe)), f"^{space}|{space}$")
+        if pc.any(edged).as_py():
+            return None
+    return arr
+
+
+def _byte_set(values: Any) -> np.ndarray:
+    out = np.zeros(256, dtype=bool)
+    out[list(values)] = True
+    return out
+
+
+#: First or last bytes of a text: a Python space in ASCII (``str.isspace``), a byte that begins a space
+#: beyond ASCII in UTF-8, a byte that ends one (the texts with either are looked at whole).
+_ASCII_SPACE = _byte_set(ord(c) for c in PY_WHITESPACE if ord(c) < 128)
+_NON_ASCII_SPACE_LEAD = _byte_set(c.encode()[0] for c in PY_WHITESPACE if ord(c) >= 128)
+_NON_ASCII_SPACE_END = _byte_set(c.encode()[-1] for c in PY_WHITESPACE if ord(c) >= 128)
+
+
+def _edge_bytes(arr: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first and last byte of each text of ``arr`` (an Arrow string array, no nulls; 0 for an empty
+    text) and its length in bytes, read from Arrow's buffers."""
+    import pyarrow as pa
+
+    wide = pa.types.is_large_string(arr.type)
+    _, off_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32, count=len(arr) + arr.offset + 1)
+    offsets = offsets[arr.offset:].astype(np.int64)
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None and data_buf.size else np.zeros(1, np.uint8)
+    start, end = offsets[:-1], offsets[1:]
+    size = end - start
+    some = size > 0
+    first = np.where(some, data[np.minimum(start, data.size - 1)], 0)
+    last = np.where(some, data[np.clip(end - 1, 0, data.size - 1)], 0)
+    return first, last, size
+
+
+def _missing_texts(arr: Any, uniques: np.ndarray) -> np.ndarray:
+    """:func:`missing_mask` of distinct texts that have no space at either end (``_plain_texts``' ``arr``).
+
+    A text of more than 4 bytes whose first and last bytes are printable ASCII is no missing-value
+    word (each is at most 4 ASCII letters, and no other character lowers to one of theirs): only
+    the others are asked.
+    """
+    first, last, size = _edge_bytes(arr)
+    printable = np.zeros(256, dtype=bool)
+    printable[0x21:0x7F] = True
+    maybe = np.flatnonzero((size <= max(map(len, _MISSING))) | ~printable[first] | ~printable[last])
+    out = np.zeros(len(arr), dtype=bool)
+    if maybe.size:
+        out[maybe] = missing_mask(np.asarray(uniques).view(np.ndarray)[maybe])
+    return out
+
+
+def _sorted_order(arr: Any) -> np.ndarray:
+    """The positions of distinct texts ``arr`` in UTF-8 byte order (code point order); no sort when in order."""
+    import pyarrow.compute as pc
+
+    from evalspec.results.arrow import arrow_numpy
+
+    n = len(arr)
+    if n > 1 and pc.all(pc.greater(arr.slice(1), arr.slice(0, n - 1))).as_py():
+        return np.arange(n, dtype=np.int64)
+    return arrow_numpy(pc.sort_indices(arr)).astype(np.int64)
 
 
 def _labels(col: np.ndarray, dtype: Any = np.int64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -353,11 +422,13 @@ def _labels(col: np.ndarray, dtype: Any = np.int64) -> tuple[np.ndarray, np.ndar
     codes, uniques = _factorize(col)
     arr = _plain_texts(uniques)
     if arr is not None:  # many distinct texts that are their own labels: sorted by Arrow, in C
-        import pyarrow.compute as pc
-
-        umissing = missing_mask(uniques)
-        order = arrow_numpy(pc.sort_indices(arr)).astype(np.int64)  # UTF-8 byte order is code point order
-        order = order[~umissing[order]]
+        umissing = _missing_texts(arr, uniques)
+        order = _sorted_order(arr)
+        if umissing.any():
+            order = order[~umissing[order]]
+        if order.size == len(uniques) and np.array_equal(order, np.arange(order.size)):  # in order, none missing
+            out = codes.astype(dtype)
+            return out, np.asarray(uniques).view(np.ndarray), out < 0
         rank = np.full(len(uniques) + 1, -1, dtype=dtype)
         rank[order] = np.arange(len(order), dtype=dtype)
         out = rank[codes]
