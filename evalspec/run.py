@@ -465,6 +465,32 @@ def _case_table_context(handle: _PlanHandle, table: Any) -> tuple[Any, list[dict
     return ctx, list(table.attribute_deviations)
 
 
+#: Imported in a thread while the results are read (:func:`_import_ahead`): every run's intervals need
+#: ``scipy.special``, whose import (about 0.2 s of Python: its array-API layer loads ``numpy.testing`` and
+#: ``numpy.f2py``) then runs while Arrow parses the results in C with the GIL released, instead of after.
+#: Only third-party modules that import nothing of evalspec's, so the two threads' imports never wait on
+#: each other.
+IMPORT_AHEAD = ("scipy.special",)
+
+
+def _import_ahead(names: tuple[str, ...]) -> Any:
+    """A started thread importing ``names``; join it. A failed import is left to the code that needs the module,
+    which imports it again and says what is missing (nothing is printed from the thread)."""
+    import importlib
+    import threading
+
+    def work() -> None:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001, S110 - imported again where used, which raises it there
+                pass
+
+    thread = threading.Thread(target=work, name="evalspec-import-ahead", daemon=True)
+    thread.start()
+    return thread
+
+
 def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict[str, Any]:
     """Run the plan at ``plan_path`` and return the claim record (nothing is written).
 
@@ -480,7 +506,11 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     handle = load_plan_for_run(plan_path)
     plan = handle.plan
     created = created_time()
-    checked, needs, kinds = check_data(handle)
+    ahead = _import_ahead(IMPORT_AHEAD)
+    try:
+        checked, needs, kinds = check_data(handle)
+    finally:
+        ahead.join()
     tidy = checked.tidy
     if _counted(checked):
         ctx, attr_devs = _case_table_context(handle, checked)

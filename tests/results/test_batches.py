@@ -86,12 +86,16 @@ def _write(folder: Path, rows: list[dict[str, Any]], fmt: str, files: int) -> st
     return json.dumps(names)
 
 
-def _outcome(plan: Path, monkeypatch: pytest.MonkeyPatch, stream: bool) -> str:
+def _outcome(plan: Path, monkeypatch: pytest.MonkeyPatch, stream: bool, whole_table: bool = False) -> str:
+    """The claim (or the refusal) of ``plan``: read whole by the whole-file readers (``stream=False``), or by the
+    batch reader (:func:`~evalspec.results.batches.stream_table`), in many batches or, ``whole_table``, as one
+    table parsed whole by Arrow."""
     from evalspec.results import batches, readers
     from evalspec.run import run_plan
 
     monkeypatch.setattr(readers, "SMALL_FILE_BYTES", 0)  # every file through Arrow: batches or whole
     monkeypatch.setattr(readers, "STREAM", stream)
+    monkeypatch.setattr(batches, "WHOLE_FILE_BYTES", 1 << 30 if whole_table else -1)
     monkeypatch.setattr(batches, "BATCH_BYTES", 256)  # many batches per file
     monkeypatch.setattr(batches, "PARQUET_BATCH_BYTES", 64)  # (Parquet too)
     try:
@@ -118,6 +122,7 @@ def test_batches_give_the_claim_of_the_whole_file_read(tmp_path_factory: pytest.
     whole = _outcome(folder / "plan.yaml", monkeypatch, stream=False)
     streamed = _outcome(folder / "plan.yaml", monkeypatch, stream=True)
     assert streamed == whole
+    assert _outcome(folder / "plan.yaml", monkeypatch, stream=True, whole_table=True) == whole
 
 
 def test_a_file_is_read_in_batches_as_lazy_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,11 +131,14 @@ def test_a_file_is_read_in_batches_as_lazy_codes(tmp_path: Path, monkeypatch: py
     from evalspec.results.values import LazyCoded
 
     monkeypatch.setattr(batches, "BATCH_BYTES", 128)
+    monkeypatch.setattr(batches, "WHOLE_FILE_BYTES", -1)  # (a small file is parsed whole otherwise)
     monkeypatch.setattr(batches, "PARQUET_BATCH_BYTES", 64)  # (Parquet too)
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps({"c": f"x{i % 7}", "v": i % 3, "f": i / 2}) + "\n" for i in range(500)))
+    seen: list[int] = []
+    monkeypatch.setattr(batches, "_progress", lambda display: seen.append)
     streamed = batches.stream_table(path, "jsonl", "r.jsonl")
-    assert streamed is not None and streamed.rows == 500
+    assert streamed is not None and streamed.rows == 500 and len(seen) > 10  # many batches
     assert all(isinstance(c, LazyCoded) for c in streamed.columns.values())
     assert streamed.columns["c"].codes.dtype == np.int8
     changed = streamed.columns["c"].copy()  # a changeable copy carries no codes a change would leave stale
@@ -165,6 +173,7 @@ def test_the_case_table_limit_stops_the_read_at_the_row(tmp_path: Path, monkeypa
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(readers, "SMALL_FILE_BYTES", 0)
     monkeypatch.setattr(batches, "BATCH_BYTES", 512)
+    monkeypatch.setattr(batches, "WHOLE_FILE_BYTES", -1)  # read in batches
     monkeypatch.setattr(batches, "PARQUET_BATCH_BYTES", 64)  # (Parquet too)
     monkeypatch.setattr(table, "MAX_CASE_CELLS", 20)  # 2 candidates: 10 cases
     seen: list[int] = []
@@ -189,6 +198,7 @@ def test_the_case_table_limit_counts_cases_over_every_file(tmp_path: Path, monke
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(readers, "SMALL_FILE_BYTES", 0)
     monkeypatch.setattr(batches, "BATCH_BYTES", 512)
+    monkeypatch.setattr(batches, "WHOLE_FILE_BYTES", -1)  # read in batches
     monkeypatch.setattr(batches, "PARQUET_BATCH_BYTES", 64)  # (Parquet too)
     monkeypatch.setattr(table, "MAX_CASE_CELLS", 20)
 

@@ -17,7 +17,7 @@ from evalspec.results.arrow import arrow_to_object, release_arrow_memory
 from evalspec.results.files import BOM, Source, as_source, peek, scan
 from evalspec.results.values import EXACT, as_number, utf8
 
-__all__ = ["read_jsonl", "read_jsonl_arrow", "read_jsonl_python", "scan_while_parsing_jsonl"]
+__all__ = ["jsonl_arrow_table", "read_jsonl", "read_jsonl_arrow", "read_jsonl_python", "scan_while_parsing_jsonl"]
 
 def read_jsonl(source: Source | bytes, display: str,
                 parsed: list[Any] | None = None) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
@@ -48,14 +48,15 @@ def scan_while_parsing_jsonl(path: Path, display: str) -> tuple[Source, list[Any
     with ThreadPoolExecutor(max_workers=1) as pool:
         scanned = pool.submit(scan, path, display, count_commas=False)
         try:
-            table = _jsonl_arrow_table(str(path), head)
+            table = jsonl_arrow_table(str(path), head)
         finally:
             src = scanned.result()  # the scan's located error, if any, wins
     return src, [] if table is None or src.head != head else [table]
 
 
-def _jsonl_arrow_table(arrow_input: Any, head: bytes) -> Any:
-    """Arrow's parse of a JSONL file whose first 64 KiB are ``head``; None when Arrow cannot.
+def jsonl_arrow_table(arrow_input: Any, head: bytes, block_size: int = 8 << 20) -> Any:
+    """Arrow's parse of a JSONL file whose first 64 KiB are ``head`` (in blocks of ``block_size`` bytes, its
+    chunks); None when Arrow cannot.
 
     Text that looks like a time stays text (the schema is sniffed from the first block, so
     the file is parsed once).
@@ -75,7 +76,7 @@ def _jsonl_arrow_table(arrow_input: Any, head: bytes) -> Any:
             schema = pa.schema([(name, pa.string()) for name in as_text])
             opts = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
         return pj.read_json(arrow_input() if callable(arrow_input) else arrow_input,
-                            read_options=pj.ReadOptions(block_size=8 << 20), parse_options=opts)
+                            read_options=pj.ReadOptions(block_size=block_size), parse_options=opts)
 
     try:
         cut = head.rfind(b"\n") + 1 or len(head)
@@ -105,7 +106,7 @@ def read_jsonl_arrow(source: Source | bytes, display: str,
     if not src.size or src.has_cr:
         return None
     if parsed is None:
-        table = _jsonl_arrow_table(src.arrow_input, src.head)
+        table = jsonl_arrow_table(src.arrow_input, src.head)
     if table is None:
         return None
     names = table.column_names

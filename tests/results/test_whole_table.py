@@ -1,0 +1,117 @@
+"""A JSONL or CSV file parsed whole by Arrow (``batches.WHOLE_FILE_BYTES``) gives the values of the batch reader
+and of the whole-file readers: the same values, of the same types, in the same first-seen codes.
+
+Generated files mix value types in a column, integers that Arrow reads as floats, texts that look like times
+(also first after the 64 KiB that are sniffed), nested values, missing keys and nulls, so that every branch of
+the batch reader (and its fall-back to the whole-file reader) is taken.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("pyarrow")
+
+from evalspec.errors import InputError  # noqa: E402
+from evalspec.results import batches, readers  # noqa: E402
+
+_value = st.one_of(
+    st.integers(-5, 5), st.sampled_from([0.5, 2.0, -0.0, 1e300, 2.0**53 + 2]), st.booleans(), st.none(),
+    st.sampled_from(["x", "y", "é", "", " x", "2026-10-01T12:00:00Z", "2026-10-02", "1"]),
+    st.just([1, 2]),
+)
+_line = st.dictionaries(st.sampled_from(["a", "b", "c"]), _value, max_size=3)
+_PAD = "".join(json.dumps({"a": i % 3, "b": f"p{i % 5}", "c": i % 2 == 0}) + "\n" for i in range(2500))  # 100 KiB
+
+
+def _typed(col: Any) -> list[tuple[str, Any]]:
+    return [(type(v).__name__, v) for v in list(col)]
+
+
+def _columns(path: Path, fmt: str, mode: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]] | None:
+    """The typed values of each column as ``mode`` reads ``path`` (None: the batch reader gave it up)."""
+    monkeypatch.setattr(batches, "WHOLE_FILE_BYTES", 1 << 30 if mode == "table" else -1)
+    monkeypatch.setattr(batches, "BATCH_BYTES", 4096)  # (a table parsed whole: in blocks of this size, its chunks)
+    if mode == "reader":
+        monkeypatch.setattr(readers, "STREAM", False)
+        raw = readers.read_file(path, fmt, "r")
+        return {name: _typed(col) for name, col in raw.columns.items()}
+    streamed = batches.stream_table(path, fmt, "r")
+    return None if streamed is None else {name: _typed(col) for name, col in streamed.columns.items()}
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_line, min_size=1, max_size=30), pad=st.booleans())
+def test_a_jsonl_file_parsed_whole_reads_as_the_batches_and_the_whole_file_reader_read_it(
+        tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, lines: list[dict[str, Any]],
+        pad: bool) -> None:
+    path = tmp_path_factory.mktemp("whole") / "r.jsonl"
+    path.write_text((_PAD if pad else "") + "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    try:
+        reader = _columns(path, "jsonl", "reader", monkeypatch)
+    except InputError:  # (a line the exact reader refuses: the batch reader gives it up, and the same refusal)
+        assert _columns(path, "jsonl", "table", monkeypatch) is None
+        return
+    table = _columns(path, "jsonl", "table", monkeypatch)
+    in_batches = _columns(path, "jsonl", "batches", monkeypatch)
+    assert table is None or table == reader
+    assert in_batches is None or in_batches == reader
+    if all(set(line) == {"a", "b", "c"} and all(isinstance(v, str) for v in line.values()) for line in lines):
+        assert table is not None  # plain texts are read whole, not handed on
+
+
+@settings(max_examples=30, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.lists(st.sampled_from(["x", "1", "2.0", "", " y", "true", "n/a", "é"]), min_size=3,
+                              max_size=3), min_size=1, max_size=30))
+def test_a_csv_file_parsed_whole_reads_as_the_whole_file_reader_reads_it(
+        tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, rows: list[list[str]]) -> None:
+    path = tmp_path_factory.mktemp("whole") / "r.csv"
+    path.write_text("a,b,c\n" + "".join(",".join(r) + "\n" for r in rows), encoding="utf-8")
+    reader = _columns(path, "csv", "reader", monkeypatch)
+    table = _columns(path, "csv", "table", monkeypatch)
+    assert table is not None and table == reader
+
+
+def test_a_time_first_seen_past_the_sniffed_head_stays_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrow would read the column as times: it is parsed again with it as text, and read, not handed on."""
+    path = tmp_path / "r.jsonl"
+    path.write_text(_PAD + "".join(json.dumps({"a": 1, "b": "q", "c": True, "t": "2026-10-01T12:00:00Z"}) + "\n"
+                                   for _ in range(3)), encoding="utf-8")
+    table = _columns(path, "jsonl", "table", monkeypatch)
+    assert table is not None and table["t"][-1] == ("str", "2026-10-01T12:00:00Z")
+    assert table == _columns(path, "jsonl", "reader", monkeypatch)
+
+
+def test_the_case_table_limit_read_whole_names_the_same_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file parsed whole is refused at the same row, with the same words, as one read in batches."""
+    from evalspec.results import table
+    from evalspec.run import run_plan
+
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "run"))
+    from run_helpers import plan_text
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(readers, "SMALL_FILE_BYTES", 0)
+    monkeypatch.setattr(table, "MAX_CASE_CELLS", 20)  # 2 candidates: 10 cases
+    rows = [{"candidate": c, "case_id": f"q{i:03d}", "doc": "d", "repeat": r, "passed": True, "model_version": "v1",
+             "ts": "2026-10-01T12:00:00Z"} for i in range(200) for c in ("A", "B") for r in (1, 2)]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "plan.yaml").write_text(plan_text("results.jsonl"), encoding="utf-8")
+    refusals = []
+    for whole in (1 << 30, -1):
+        monkeypatch.setattr(batches, "WHOLE_FILE_BYTES", whole)
+        monkeypatch.setattr(batches, "BATCH_BYTES", 512)
+        with pytest.raises(InputError) as exc:
+            run_plan(tmp_path / "plan.yaml")
+        refusals.append((str(exc.value), [d.as_json() for d in exc.value.diagnostics]))
+    assert refusals[0] == refusals[1] and refusals[0][0].startswith("results.jsonl:41: ")
