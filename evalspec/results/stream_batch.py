@@ -88,102 +88,65 @@ def _labels_in_order(index: dict[str, int], labels: np.ndarray, codes: np.ndarra
     return out
 
 
-class Reducer:
-    """The streaming reduction's state over every batch; :meth:`finish` gives the checked case table."""
+class Typed:
+    """One batch typed by :meth:`Typer.typed`: what :meth:`Reducer.fold` needs, and what it must refuse."""
 
-    def __init__(self, plan: Any, displays: list[str], plan_diagnostic: Any, *, exact_refusal: bool) -> None:
-        from evalspec.limits import MAX_CASE_CELLS
-        from evalspec.plan.case_table import column_needs
+    __slots__ = ("attributes", "cand", "case_local", "cat", "cl_labels", "cl_local", "file_repeat", "labels",
+                 "passed", "problems", "raw", "refusal", "repeat", "slice_labels", "trange", "version")
 
-        self.plan, self.displays, self.plan_diagnostic, self.exact = plan, displays, plan_diagnostic, exact_refusal
-        self.names = list(plan.candidates)
-        self.attributes = [c for c, (_, level) in column_needs(plan).items() if level == "case"]
-        self.state = CellState(len(self.names), self.attributes)
-        self.cases: dict[str, int] = {}
-        self.clusters: dict[str, int] = {}
-        self.case_cluster = np.zeros(0, dtype=np.int64)
-        self.versions: dict[str, int] = {}
-        self.version_rows = np.zeros((len(self.names), 0), dtype=np.int64)
-        self.version_first: dict[tuple[int, int], tuple[int, int]] = {}
-        self.values = {c: _Values() for c in self.attributes}
-        self.slice_labels: dict[str, set[str]] = {}
-        self.rows_of = np.zeros(len(self.names), dtype=np.int64)
-        self.missing_at: list[list[tuple[int, int, int, int]]] = [[] for _ in self.names]
-        self.time: list[int] = []
+    def __init__(self, raw: Any, cat: _Rows) -> None:
+        self.raw, self.cat = raw, cat
+        self.file_repeat: bool | None = None  # (a file's first batch, one attempt planned: has it a repeat column)
+        self.refusal: tuple[str, list[Diagnostic]] | None = None
+        self.problems: list[Diagnostic] = []
+
+
+class Typer:
+    """Types batches as :func:`~evalspec.results.table.build_table` types rows, with nothing of the fold's state.
+
+    A file's batches may be typed in its reader thread while the main thread folds the batch
+    before (one thread at a time calls it: a file's reader ends before the next file's starts).
+    What it keeps between batches: whether the file's first batch had a repeat column, and the
+    time texts typed already (their range and problems were in an earlier batch).
+    """
+
+    def __init__(self, plan: Any, attributes: list[str]) -> None:
+        self.plan, self.attributes = plan, attributes
+        self.repeat_in_file = True
         self.times_seen: set[str] = set()
-        self.files: list[Any] = []
-        self.columns: dict[str, None] = {}
-        self.repeat_files: list[bool] = []
-        self.limit = MAX_CASE_CELLS // max(1, len(self.names))
 
-    def refuse(self, what: str, problems: list[Diagnostic]) -> None:
-        """Refuse the results: in the in-memory path's own words where it can hold them (:class:`Fallback`)."""
-        if self.exact:
-            raise Fallback(what)
-        raise InputError(what, problems)
-
-    # -- one batch --------------------------------------------------------------------------
-    def take(self, raw: Any, j: int, *, first: bool) -> None:
-        """Type the batch ``raw`` (a :class:`~evalspec.results.readers.RawFile`) of file ``j`` and fold it in."""
+    def typed(self, raw: Any, *, first: bool) -> Typed:
+        """The batch ``raw`` (a :class:`~evalspec.results.readers.RawFile`, the plan applied) typed; ``first``: a file's first."""
         from evalspec.results import table as t
 
         plan, c, n = self.plan, raw.columns, raw.rows
         cols = plan.data.columns
-        self.columns.update(dict.fromkeys(c))
-        cat = _Rows(raw.display, raw.unit, raw.lines)
+        out = Typed(raw, _Rows(raw.display, raw.unit, raw.lines))
+        cat = out.cat
         if first:
-            self._file_columns(raw)
+            missing = self._file_columns(raw, out)
+            if missing:
+                out.refusal = ("the results do not have the columns the plan names", missing)
+                return out
         problems: list[Diagnostic] = self._labels_and_nesting(cat, c)
         if problems:
-            self.refuse("the results do not have the columns the plan names", problems)
-        cand = t.typed_candidates(cat, self._col(c, cols.candidate, n), plan, problems)
-        case_local, labels = t.typed_cases(cat, self._col(c, plan.units.case, n), plan, problems)
-        repeat = t.typed_repeats(cat, self._repeat_col(c, n), cols.repeat, problems)
-        passed, _ = t.typed_outcomes(cat, self._col(c, cols.outcome, n), plan, problems)
-        cl_local, cl_labels = t.typed_clusters(cat, None if plan.units.cluster is None else
-                                               self._col(c, plan.units.cluster, n), plan, problems)
-        version = None if cols.model_version is None else t.typed_versions(self._col(c, cols.model_version, n))
-        trange = self._times(cat, None if cols.timestamp is None else self._col(c, cols.timestamp, n), problems)
+            out.refusal = ("the results do not have the columns the plan names", problems)
+            return out
+        out.cand = t.typed_candidates(cat, self._col(c, cols.candidate, n), plan, problems)
+        out.case_local, out.labels = t.typed_cases(cat, self._col(c, plan.units.case, n), plan, problems)
+        out.repeat = t.typed_repeats(cat, self._repeat_col(c, n), cols.repeat, problems)
+        out.passed, _ = t.typed_outcomes(cat, self._col(c, cols.outcome, n), plan, problems)
+        out.cl_local, out.cl_labels = t.typed_clusters(cat, None if plan.units.cluster is None else
+                                                       self._col(c, plan.units.cluster, n), plan, problems)
+        out.version = None if cols.model_version is None else t.typed_versions(self._col(c, cols.model_version, n))
+        out.trange = self._times(cat, None if cols.timestamp is None else self._col(c, cols.timestamp, n), problems)
         problems += self._record(cat, c, n)
-        if problems:
-            self.refuse(f"{len(problems)} problem(s) in the results", problems)
-        gcase = _labels_in_order(self.cases, labels, case_local)[case_local]
-        if len(self.cases) > self.limit:
-            row = int(np.flatnonzero(gcase >= self.limit)[0])
-            if self.exact:
-                raise Fallback("case limit")
-            raise t.case_table_refusal(*cat.where(row), cat.unit, plan)
-        if n and (int(repeat.min()) < 0 or int(repeat.max()) > MAX_REPEAT_BIT):
-            file, line = cat.where(int(np.flatnonzero((repeat < 0) | (repeat > MAX_REPEAT_BIT))[0]))
-            raise Fallback(f"{file}:{line} has repeat number {int(repeat[(repeat < 0) | (repeat > MAX_REPEAT_BIT)][0])}"
-                           f", and the reduction holds the repeat numbers 0 to {MAX_REPEAT_BIT}",
-                           hint=f"number the repeats of a case 1, 2, 3, ... (at most {MAX_REPEAT_BIT})")
-        self.state.grow(len(self.cases))
-        again = self.state.add(cand, gcase, repeat, passed, self._attributes(c, n))
-        if again.size:
-            problems += t.located(cat, again, "row", "duplicate (candidate, case, repeat): the same attempt appears "
-                                  "twice (an earlier row has the same candidate, case and repeat)",
-                                  hint="remove the duplicate or number the repeats")
-        problems += self._clusters(cat, gcase, labels, case_local, cl_local, cl_labels)
-        if problems:
-            self.refuse(f"the results fail {len(problems)} check(s)", problems)
-        self._versions(j, raw.lines, cand, version)
-        self._missing_rows(j, raw.lines, cand, gcase, repeat, passed)
-        if trange is not None:
-            lo, hi = (int((x - _EPOCH) // _dt.timedelta(microseconds=1)) for x in trange)
-            self.time = [min(self.time[0], lo), max(self.time[1], hi)] if self.time else [lo, hi]
-        self._slices(c)
-        self.rows_of += np.bincount(cand, minlength=len(self.names))
+        out.problems = problems
+        if not problems:
+            out.attributes = self._attributes(c, n)
+            out.slice_labels = self._slices(c)
+        return out
 
-    def file_done(self, info: Any) -> None:
-        self.files.append(info)
-
-    def finish(self) -> Any:
-        from evalspec.results.stream_finish import finish
-
-        return finish(self)
-
-    # -- the parts of a batch ---------------------------------------------------------------
     def _col(self, c: dict[str, Any], name: str, n: int) -> Any:
         from evalspec.results.values import LazyCoded
 
@@ -195,26 +158,24 @@ class Reducer:
         name = self.plan.data.columns.repeat
         if name in c:
             return c[name]
-        if self.plan.attempts.repeats == 1 and self.repeat_files and not self.repeat_files[-1]:
+        if self.plan.attempts.repeats == 1 and not self.repeat_in_file:
             return None  # one attempt per case and no repeat column in this file: repeat 1
         return self._col(c, name, n)
 
-    def _file_columns(self, raw: Any) -> None:
-        """The columns of the plan's roles, in the file's first batch (every file has the same columns)."""
+    def _file_columns(self, raw: Any, out: Typed) -> list[Diagnostic]:
+        """The columns of the plan's roles missing from the file's first batch (every file has the same columns)."""
         plan, c = self.plan, raw.columns
         cols = plan.data.columns
         needed = [(cols.candidate, "data.columns.candidate"), (plan.units.case, "units.case"),
                   (cols.outcome, "data.columns.outcome"), (plan.units.cluster, "units.cluster"),
                   (cols.model_version, "data.columns.model_version"), (cols.timestamp, "data.columns.timestamp")]
         if plan.attempts.repeats == 1:
-            self.repeat_files.append(cols.repeat in c)
+            self.repeat_in_file = out.file_repeat = cols.repeat in c
         else:
             needed.append((cols.repeat, "data.columns.repeat"))
-        problems = [Diagnostic(file=raw.display, key=role, message=f"this file has no column {name!r} ({role})",
-                               hint="every results file must have the same columns")
-                    for name, role in needed if name is not None and name not in c]
-        if problems:
-            self.refuse("the results do not have the columns the plan names", problems)
+        return [Diagnostic(file=raw.display, key=role, message=f"this file has no column {name!r} ({role})",
+                           hint="every results file must have the same columns")
+                for name, role in needed if name is not None and name not in c]
 
     def _labels_and_nesting(self, cat: _Rows, c: dict[str, Any]) -> list[Diagnostic]:
         from evalspec.results.table import _long_label_problems, _nested_problems, plan_columns
@@ -250,15 +211,146 @@ class Reducer:
                                     hint="log it with every result; the plan's `record` lists what each row must carry")
         return problems
 
-    def _attributes(self, c: dict[str, Any], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    def _attributes(self, c: dict[str, Any], n: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per case attribute: the batch's codes, distinct values, and whether each row has a value."""
         from evalspec.results.table import factorize, missing_mask
 
         out = {}
         for name in self.attributes:
             codes, uniq = factorize(self._col(c, name, n))
-            has = ~np.append(missing_mask(uniq), True)[codes]
-            out[name] = (self.values[name].codes(uniq)[codes], has)
+            out[name] = (codes, uniq, ~np.append(missing_mask(uniq), True)[codes])
         return out
+
+    def _slices(self, c: dict[str, Any]) -> dict[str, set[str]]:
+        from evalspec.labels import identifier_label
+        from evalspec.results.table import factorize, missing_mask
+
+        out: dict[str, set[str]] = {}
+        for sl in self.plan.slices:
+            if sl.column in c:
+                _, uniq = factorize(c[sl.column])
+                out.setdefault(sl.column, set()).update(
+                    identifier_label(u) for u, m in zip(uniq.tolist(), missing_mask(uniq).tolist()) if not m)
+        return out
+
+    def _times(self, cat: _Rows, col: Any, problems: list[Diagnostic]) -> tuple[Any, Any] | None:
+        """:func:`~evalspec.results.table.typed_timestamps` of the values not seen in an earlier batch (those were
+        read, and counted in the time range, already): a batch's rows often share their times."""
+        from evalspec.results.table import factorize, typed_timestamps
+        from evalspec.results.values import LazyCoded, narrow_codes
+
+        if col is None:
+            return None
+        codes, uniq = factorize(col)
+        values = uniq.tolist()
+        seen = self.times_seen
+        unseen = set(values).difference(seen)  # (only texts are ever remembered: a number is never seen)
+        new = np.fromiter(map(unseen.__contains__, values), dtype=bool, count=len(values))
+        if not new.any():
+            return None
+        remap = np.full(len(values) + 1, -1, dtype=np.int64)
+        remap[np.flatnonzero(new)] = np.arange(int(new.sum()))
+        fresh = np.asarray(uniq, dtype=object)[new]
+        _, trange = typed_timestamps(cat, LazyCoded(narrow_codes(remap[codes], fresh.size), fresh),
+                                     self.plan.data.columns.timestamp, problems)
+        if len(seen) > _TIMES_KEPT:
+            seen.clear()  # (every time distinct: the cache would only grow)
+        seen.update(v for v in unseen if v.__class__ is str)
+        return trange
+
+
+class Reducer:
+    """The streaming reduction's state over every batch; :meth:`finish` gives the checked case table."""
+
+    def __init__(self, plan: Any, displays: list[str], plan_diagnostic: Any, *, exact_refusal: bool) -> None:
+        from evalspec.limits import MAX_CASE_CELLS
+        from evalspec.plan.case_table import column_needs
+
+        self.plan, self.displays, self.plan_diagnostic, self.exact = plan, displays, plan_diagnostic, exact_refusal
+        self.names = list(plan.candidates)
+        self.attributes = [c for c, (_, level) in column_needs(plan).items() if level == "case"]
+        self.typer = Typer(plan, self.attributes)
+        self.state = CellState(len(self.names), self.attributes)
+        self.cases: dict[str, int] = {}
+        self.clusters: dict[str, int] = {}
+        self.case_cluster = np.zeros(0, dtype=np.int64)
+        self.versions: dict[str, int] = {}
+        self.version_rows = np.zeros((len(self.names), 0), dtype=np.int64)
+        self.version_first: dict[tuple[int, int], tuple[int, int]] = {}
+        self.values = {c: _Values() for c in self.attributes}
+        self.slice_labels: dict[str, set[str]] = {}
+        self.rows_of = np.zeros(len(self.names), dtype=np.int64)
+        self.missing_at: list[list[tuple[int, int, int, int]]] = [[] for _ in self.names]
+        self.time: list[int] = []
+        self.files: list[Any] = []
+        self.columns: dict[str, None] = {}
+        self.repeat_files: list[bool] = []
+        self.limit = MAX_CASE_CELLS // max(1, len(self.names))
+
+    def refuse(self, what: str, problems: list[Diagnostic]) -> None:
+        """Refuse the results: in the in-memory path's own words where it can hold them (:class:`Fallback`)."""
+        if self.exact:
+            raise Fallback(what)
+        raise InputError(what, problems)
+
+    # -- one batch --------------------------------------------------------------------------
+    def take(self, raw: Any, j: int, *, first: bool) -> None:
+        """Type the batch ``raw`` (a :class:`~evalspec.results.readers.RawFile`) of file ``j`` and fold it in."""
+        self.fold(self.typer.typed(raw, first=first), j)
+
+    def fold(self, typed: Typed, j: int) -> None:
+        """Fold in a batch of file ``j`` typed by :attr:`typer` (refused here where its typing found problems)."""
+        from evalspec.results import table as t
+
+        self.columns.update(dict.fromkeys(typed.raw.columns))
+        if typed.file_repeat is not None:
+            self.repeat_files.append(typed.file_repeat)
+        if typed.refusal is not None:
+            self.refuse(*typed.refusal)
+        if typed.problems:
+            self.refuse(f"{len(typed.problems)} problem(s) in the results", typed.problems)
+        plan, cat, cand, repeat, passed = self.plan, typed.cat, typed.cand, typed.repeat, typed.passed
+        labels, case_local = typed.labels, typed.case_local
+        gcase = _labels_in_order(self.cases, labels, case_local)[case_local]
+        if len(self.cases) > self.limit:
+            row = int(np.flatnonzero(gcase >= self.limit)[0])
+            if self.exact:
+                raise Fallback("case limit")
+            raise t.case_table_refusal(*cat.where(row), cat.unit, plan)
+        n = typed.raw.rows
+        if n and (int(repeat.min()) < 0 or int(repeat.max()) > MAX_REPEAT_BIT):
+            file, line = cat.where(int(np.flatnonzero((repeat < 0) | (repeat > MAX_REPEAT_BIT))[0]))
+            raise Fallback(f"{file}:{line} has repeat number {int(repeat[(repeat < 0) | (repeat > MAX_REPEAT_BIT)][0])}"
+                           f", and the reduction holds the repeat numbers 0 to {MAX_REPEAT_BIT}",
+                           hint=f"number the repeats of a case 1, 2, 3, ... (at most {MAX_REPEAT_BIT})")
+        self.state.grow(len(self.cases))
+        attributes = {name: (self.values[name].codes(uniq)[codes], has)
+                      for name, (codes, uniq, has) in typed.attributes.items()}
+        again = self.state.add(cand, gcase, repeat, passed, attributes)
+        problems: list[Diagnostic] = []
+        if again.size:
+            problems += t.located(cat, again, "row", "duplicate (candidate, case, repeat): the same attempt appears "
+                                  "twice (an earlier row has the same candidate, case and repeat)",
+                                  hint="remove the duplicate or number the repeats")
+        problems += self._clusters(cat, gcase, labels, case_local, typed.cl_local, typed.cl_labels)
+        if problems:
+            self.refuse(f"the results fail {len(problems)} check(s)", problems)
+        self._versions(j, typed.raw.lines, cand, typed.version)
+        self._missing_rows(j, typed.raw.lines, cand, gcase, repeat, passed)
+        if typed.trange is not None:
+            lo, hi = (int((x - _EPOCH) // _dt.timedelta(microseconds=1)) for x in typed.trange)
+            self.time = [min(self.time[0], lo), max(self.time[1], hi)] if self.time else [lo, hi]
+        for col, labels_seen in typed.slice_labels.items():
+            self.slice_labels.setdefault(col, set()).update(labels_seen)
+        self.rows_of += np.bincount(cand, minlength=len(self.names))
+
+    def file_done(self, info: Any) -> None:
+        self.files.append(info)
+
+    def finish(self) -> Any:
+        from evalspec.results.stream_finish import finish
+
+        return finish(self)
 
     def _clusters(self, cat: _Rows, gcase: np.ndarray, labels: np.ndarray, case_local: np.ndarray,
                   cl_local: np.ndarray | None, cl_labels: np.ndarray | None) -> list[Diagnostic]:
@@ -287,31 +379,6 @@ class Reducer:
                        f"{names[self.case_cluster[gcase[i0]]]!r} elsewhere)", values=names[gcl],
                        hint="a case belongs to one cluster for every candidate and repeat; fix the cluster column")
 
-    def _times(self, cat: _Rows, col: Any, problems: list[Diagnostic]) -> tuple[Any, Any] | None:
-        """:func:`~evalspec.results.table.typed_timestamps` of the values not seen in an earlier batch (those were
-        read, and counted in the time range, already): a batch's rows often share their times."""
-        from evalspec.results.table import factorize, typed_timestamps
-        from evalspec.results.values import LazyCoded, narrow_codes
-
-        if col is None:
-            return None
-        codes, uniq = factorize(col)
-        values = uniq.tolist()
-        seen = self.times_seen
-        unseen = set(values).difference(seen)  # (only texts are ever remembered: a number is never seen)
-        new = np.fromiter(map(unseen.__contains__, values), dtype=bool, count=len(values))
-        if not new.any():
-            return None
-        remap = np.full(len(values) + 1, -1, dtype=np.int64)
-        remap[np.flatnonzero(new)] = np.arange(int(new.sum()))
-        fresh = np.asarray(uniq, dtype=object)[new]
-        _, trange = typed_timestamps(cat, LazyCoded(narrow_codes(remap[codes], fresh.size), fresh),
-                                     self.plan.data.columns.timestamp, problems)
-        if len(seen) > _TIMES_KEPT:
-            seen.clear()  # (every time distinct: the cache would only grow)
-        seen.update(v for v in unseen if v.__class__ is str)
-        return trange
-
     def _versions(self, j: int, lines: np.ndarray, cand: np.ndarray, version: Any) -> None:
         if version is None:
             return
@@ -338,17 +405,6 @@ class Reducer:
             if room > 0 and miss.size:
                 rows = miss[cand[miss] == k][:room].tolist()
                 self.missing_at[k] += [(j, int(lines[i]), int(gcase[i]), int(repeat[i])) for i in rows]
-
-    def _slices(self, c: dict[str, Any]) -> None:
-        from evalspec.labels import identifier_label
-        from evalspec.results.table import factorize, missing_mask
-
-        for sl in self.plan.slices:
-            if sl.column in c:
-                _, uniq = factorize(c[sl.column])
-                seen = self.slice_labels.setdefault(sl.column, set())
-                seen.update(identifier_label(u) for u, m in zip(uniq.tolist(), missing_mask(uniq).tolist()) if not m)
-
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 #: Distinct time texts remembered as read (beyond it the memory is cleared: times that never repeat).

@@ -8,9 +8,10 @@ read by the whole-file reader and folded in as one batch, and when that is found
 through a file, the reduction starts again with that file read whole. Every batch goes through
 :class:`~evalspec.results.stream_batch.Reducer`.
 
-A local file's batches are decoded and coded in a reader thread (:class:`ReadAhead`) while the
-main thread folds the one before: Arrow's decoding and the dictionary coding run mostly outside
-Python's lock, so they overlap the fold on a second core. At most :data:`READ_AHEAD` batches wait;
+A local file's batches are decoded, coded and typed in a reader thread (:class:`ReadAhead`,
+:class:`~evalspec.results.stream_batch.Typer`) while the main thread folds the one before
+(:meth:`~evalspec.results.stream_batch.Reducer.fold`): Arrow's decoding, the dictionary coding
+and much of the typing run outside Python's lock, so they overlap the fold on a second core. At most :data:`READ_AHEAD` batches wait;
 an error in the thread is raised in the main thread where that batch would have come, the same
 exception, so it is handled (and located) as before.
 """
@@ -305,6 +306,15 @@ class ReadAhead:
         self.close()
 
 
+def _typed(red: Any, path: Path, fmt: str, head: bytes, header: list[str] | None, display: str, unit: str,
+           first_line: int, parts: tuple[tuple[str, str], ...]) -> Iterator[Any]:
+    """A file's batches read, the plan applied and typed (:meth:`~evalspec.results.stream_batch.Typer.typed`): in its reader thread."""
+    rows = 0
+    for raw in _raws(path, fmt, head, header, display, unit, first_line):
+        yield red.typer.typed(_prepared(red.plan, raw, parts), first=rows == 0)
+        rows += raw.rows
+
+
 def _stream_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tuple[tuple[str, str], ...]) -> bool:
     """Fold ``path`` into ``red`` batch by batch; False where the whole-file reader must read it."""
     from concurrent.futures import ThreadPoolExecutor
@@ -326,10 +336,10 @@ def _stream_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tu
     with ThreadPoolExecutor(max_workers=1) as pool:
         scanned = pool.submit(scan, path, display, count_commas=fmt == "csv", stop=stop)
         try:
-            with ReadAhead(lambda: _raws(path, fmt, head, header, display, unit, first_line)) as raws:
-                for raw in raws:
-                    red.take(_prepared(red.plan, raw, parts), j, first=rows == 0)
-                    rows += raw.rows
+            with ReadAhead(lambda: _typed(red, path, fmt, head, header, display, unit, first_line, parts)) as typed:
+                for batch in typed:
+                    red.fold(batch, j)
+                    rows += batch.raw.rows
                     tick(rows)
         except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
             redo = True  # the file is read again whole (_Redo below): that read locates the problem or refuses it

@@ -153,7 +153,7 @@ def spied(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     def spy(self: ReadAhead) -> Any:
         item = real(self)
-        seen.append(item.rows)
+        seen.append(item.raw.rows)
         return item
 
     monkeypatch.setattr(ReadAhead, "__next__", spy)
