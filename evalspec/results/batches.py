@@ -417,7 +417,7 @@ def _batch_columns(batch: Any, fmt: str, display: str, unit: str,
                 except pa.ArrowInvalid:
                     raise _GiveUp from None
         if fast:
-            codes, texts = _text_codes(col)
+            codes, texts = _text_codes(col, _encoded(batch, name))
             try:  # Arrow does not check UTF-8 while parsing JSON (nor Parquet's bytes): every text is here once
                 texts.validate(full=True)
             except pa.ArrowInvalid:
@@ -449,10 +449,10 @@ def _batch_columns(batch: Any, fmt: str, display: str, unit: str,
         yield name, codes, uniques
 
 
-def _text_codes(col: Any) -> tuple[np.ndarray, Any]:
+def _text_codes(col: Any, enc: Any = None) -> tuple[np.ndarray, Any]:
     """``(codes, distinct texts)`` of a column of texts (an Arrow array, or a whole file's chunked column): its
-    dictionary encoding, the texts in first-seen order, -1 for a missing value."""
-    enc = col.dictionary_encode()
+    dictionary encoding (``enc``: made already), the texts in first-seen order, -1 for a missing value."""
+    enc = col.dictionary_encode() if enc is None else enc
     if not hasattr(enc, "chunks"):
         return arrow_numpy(enc.indices, fill=-1).astype(np.int32, copy=False), enc.dictionary
     if not enc.num_chunks:
@@ -462,6 +462,12 @@ def _text_codes(col: Any) -> tuple[np.ndarray, Any]:
         return _text_codes(col.combine_chunks())
     parts = [arrow_numpy(ch.indices, fill=-1).astype(np.int32, copy=False) for ch in enc.chunks]
     return np.concatenate(parts), texts
+
+
+def _encoded(batch: Any, name: str) -> Any:
+    """The dictionary encoding of column ``name`` the batch made as it read it (:class:`_ColumnByColumn`), or None."""
+    made = getattr(batch, "encoded", None)
+    return made.pop(name, None) if made else None
 
 
 def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Iterator[Any]:
@@ -487,19 +493,40 @@ def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Ite
 
 
 class _ColumnByColumn:
-    """A whole Parquet file as one batch whose columns are read one at a time, as :func:`_batch_columns` asks."""
+    """A whole Parquet file as one batch whose columns are read one at a time, as :func:`_batch_columns` asks.
+
+    The next column is read in a thread while this one is typed (Arrow's read holds no lock), so
+    at most two columns' values are held at once; a read's error is raised where that column is asked.
+    """
 
     def __init__(self, pf: Any) -> None:
         self.pf = pf
         self.schema = pf.schema_arrow
         self.num_rows = pf.metadata.num_rows
+        self.encoded: dict[str, Any] = {}  # a text column's dictionary encoding, made while the one before is typed
+
+    def _column(self, name: str) -> Any:
+        import pyarrow as pa
+
+        col = self.pf.read(columns=[name], use_threads=False).column(0)
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):  # numbered here too, in the thread
+            self.encoded[name] = col.dictionary_encode()
+        return col
 
     @property
     def columns(self) -> Iterator[Any]:
-        for name in self.schema.names:
-            col = self.pf.read(columns=[name], use_threads=False).column(0)
-            yield col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-            del col
+        from concurrent.futures import ThreadPoolExecutor
+
+        names = self.schema.names
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalspec-parquet") as pool:
+            ahead = pool.submit(self._column, names[0]) if names else None
+            for k in range(len(names)):
+                assert ahead is not None
+                col = ahead.result()
+                ahead = pool.submit(self._column, names[k + 1]) if k + 1 < len(names) else None
+                yield col
+                del col
 
 
 def _parquet_batch_rows(meta: Any) -> int:

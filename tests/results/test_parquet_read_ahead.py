@@ -1,0 +1,74 @@
+"""A Parquet file read a column at a time: the next column is read (and a text column numbered) in a thread.
+
+The values are the ones the columns give read one after another in the main thread, and a
+read that fails in the thread is raised where its column is asked, so the file goes to the
+whole-file reader as before; the thread never outlives the read.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalspec.results import batches
+
+
+def _write(path: Path, n: int, seed: int) -> Path:
+    rng = np.random.default_rng(seed)
+    pq.write_table(pa.table({
+        "model": pa.array(rng.choice(["A", "B", None], n).tolist()),
+        "case_id": pa.array([f"c{i}" for i in rng.integers(0, n // 2 + 1, n)]),
+        "passes": pa.array(rng.integers(0, 5, n)),
+        "note": pa.array(rng.choice(["x", "é", ""], n).tolist()),
+        "crit": pa.array(rng.random(n) < 0.5),
+    }), path)
+    return path
+
+
+def _columns(path: Path) -> dict[str, tuple[list, list]]:
+    out = batches.stream_table(path, "parquet", path.name)
+    assert out is not None
+    return {k: (v.codes.tolist(), list(v.uniques)) for k, v in out.columns.items()}
+
+
+@settings(max_examples=10)
+@given(n=st.integers(1, 3000), seed=st.integers(0, 2**16))
+def test_columns_read_ahead_give_the_values_read_in_turn(tmp_path_factory: pytest.TempPathFactory, n: int,
+                                                         seed: int) -> None:
+    path = _write(tmp_path_factory.mktemp("ahead") / "t.parquet", n, seed)
+    ahead = _columns(path)
+    original = batches._ColumnByColumn.columns
+
+    def in_turn(self: batches._ColumnByColumn):  # type: ignore[no-untyped-def]
+        for name in self.schema.names:  # no thread, no numbering ahead
+            col = self.pf.read(columns=[name], use_threads=False).column(0)
+            yield col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+
+    try:
+        batches._ColumnByColumn.columns = property(in_turn)  # type: ignore[assignment]
+        assert _columns(path) == ahead
+    finally:
+        batches._ColumnByColumn.columns = original  # type: ignore[method-assign]
+
+
+def test_a_read_that_fails_in_the_thread_goes_to_the_whole_file_reader(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path / "t.parquet", 500, 1)
+    real = batches._ColumnByColumn._column
+
+    def failing(self: batches._ColumnByColumn, name: str):  # type: ignore[no-untyped-def]
+        if name == "passes":
+            raise OSError("the disk went away")
+        return real(self, name)
+
+    monkeypatch.setattr(batches._ColumnByColumn, "_column", failing)
+    before = {t.ident for t in threading.enumerate()}
+    assert batches.stream_table(path, "parquet", path.name) is None  # (read_file then reads it whole)
+    assert not [t for t in threading.enumerate() if t.ident not in before and t.name.startswith("evalspec-parquet")]
