@@ -533,30 +533,67 @@ def parse_times(texts: list[Any]) -> list[int | None]:
 def times_micros(values: np.ndarray) -> np.ndarray:
     """:func:`parse_times` of an object array, as int64 microseconds (``_NO_TIME``: unreadable).
 
-    The common shape ``YYYY-MM-DDTHH:MM:SSZ`` is parsed by Arrow in C and kept only where
-    it prints back as the same text (Arrow would accept 2026-02-30); everything else is
-    parsed by :func:`parse_timestamp`, so both give the same answer on every input.
+    The common shape ``YYYY-MM-DDTHH:MM:SSZ`` is read in C (:func:`_iso_z_micros`) where it
+    names a day of the calendar and a time of day (2026-02-30 and 24:00:00 do not); everything
+    else is parsed by :func:`parse_timestamp`, so both give the same answer on every input.
     """
     out = np.full(len(values), _NO_TIME, dtype=np.int64)
     todo = range(len(values))
     if arrow_pays(len(values)):
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         arr = arrow_texts(values)
         if arr is not None:
-            shaped = pc.match_substring_regex(arr, r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
-            parsed = pc.strptime(arr, format="%Y-%m-%dT%H:%M:%SZ", unit="s", error_is_null=True)
-            back = pc.strftime(parsed, format="%Y-%m-%dT%H:%M:%SZ", locale="C").cast(arr.type)
-            same = arrow_numpy(pc.and_(shaped, pc.equal(back, arr)), fill=False)
-            micros = arrow_numpy(parsed.cast(pa.int64()), fill=0) * 1_000_000
-            out[same] = micros[same]
+            same, micros = _iso_z_micros(arr)
+            out[same] = micros
             todo = np.flatnonzero(~same).tolist()
     for i in todo:
         t = parse_timestamp(values[i])
         if t is not None:
             out[i] = _micros(t)
     return out
+
+
+_ISO_Z = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"
+_MONTH_DAYS = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
+
+
+def _iso_z_micros(arr: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Which texts of ``arr`` (Arrow strings) are ``YYYY-MM-DDTHH:MM:SSZ`` times :func:`parse_timestamp` reads,
+    and those times' microseconds since 1970 (in their order).
+
+    Read from the texts' 20 ASCII bytes: years 0001-9999, months 1-12, the month's days (29
+    February in leap years), hours 0-23, minutes and seconds 0-59 (Python's ``fromisoformat``
+    refuses a 60th second). Days are counted from the civil date (Hinnant's ``days_from_civil``).
+    """
+    import pyarrow.compute as pc
+
+    from evalspec.results.text_index import positions, text_buffers
+
+    shaped = arrow_numpy(pc.match_substring_regex(arr, _ISO_Z), fill=False)
+    at = np.flatnonzero(shaped)
+    offsets, data = text_buffers(arr.take(positions(at)))
+    if at.size and not (np.diff(offsets) == 20).all():  # (the shape is 20 ASCII bytes; anything else: one by one)
+        return np.zeros(len(arr), dtype=bool), np.zeros(0, dtype=np.int64)
+    d = data[int(offsets[0]) if at.size else 0:][:20 * at.size].reshape(-1, 20).astype(np.int64) - ord("0")
+
+    def num(*cols: int) -> np.ndarray:
+        out = np.zeros(at.size, dtype=np.int64)
+        for c in cols:
+            out = out * 10 + d[:, c]
+        return out
+
+    y, m, day = num(0, 1, 2, 3), num(5, 6), num(8, 9)
+    hh, mm, ss = num(11, 12), num(14, 15), num(17, 18)
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    month_days = _MONTH_DAYS[np.clip(m - 1, 0, 11)] + (leap & (m == 2))
+    ok = (y >= 1) & (m >= 1) & (m <= 12) & (day >= 1) & (day <= month_days) & (hh <= 23) & (mm <= 59) & (ss <= 59)
+    yy = y - (m <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (m + np.where(m > 2, -3, 9)) + 2) // 5 + day - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    same = np.zeros(len(arr), dtype=bool)
+    same[at[ok]] = True
+    return same, ((days * 86400 + hh * 3600 + mm * 60 + ss) * 1_000_000)[ok]
 
 
 def _map_unique(col: np.ndarray, fn: Any, dtype: Any, bad: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TextIndex", "grown", "positions", "text_hashes"]
+__all__ = ["TextIndex", "grown", "positions", "text_buffers", "text_hashes"]
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -43,7 +43,7 @@ def positions(idx: np.ndarray) -> Any:
     return pa.Array.from_buffers(pa.int64(), idx.size, [None, pa.py_buffer(idx)])
 
 
-def _parts(arr: Any) -> tuple[np.ndarray, np.ndarray]:
+def text_buffers(arr: Any) -> tuple[np.ndarray, np.ndarray]:
     """The offsets (int64, ``len + 1``) and the UTF-8 bytes of an Arrow string array, without a copy."""
     import pyarrow as pa
 
@@ -67,7 +67,7 @@ def text_hashes(arr: Any) -> np.ndarray:
 
 
 def _hashes(arr: Any) -> np.ndarray:
-    offsets, data = _parts(arr)
+    offsets, data = text_buffers(arr)
     n = len(offsets) - 1
     lens = np.diff(offsets)
     if n == 0:
@@ -190,7 +190,7 @@ class TextIndex:
         """Store the texts of ``arr`` (none stored yet) and, where given, their hashes."""
         k = len(arr)
         n = self._n
-        offsets, data = _parts(arr)
+        offsets, data = text_buffers(arr)
         size = int(offsets[-1] - offsets[0])
         end = int(self._offsets[n])
         self._offsets = grown(self._offsets, n + k + 1)

@@ -111,3 +111,17 @@ def test_identifier_labels_in_arrow_agree_with_the_per_value_path(extra: list, e
     s_codes, s_labels, s_missing = _labels(slow)
     assert f_labels.tolist() == s_labels.tolist()
     assert f_codes.tolist() == s_codes.tolist() and f_missing.tolist() == s_missing.tolist()
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.tuples(st.integers(0, 9999), st.integers(0, 19), st.integers(0, 39), st.integers(0, 29),
+                          st.integers(0, 69), st.integers(0, 69)), min_size=1, max_size=300))
+def test_times_of_the_fast_shape_agree_with_parse_timestamp_for_any_digits(parts: list) -> None:
+    """Every text of the shape ``YYYY-MM-DDTHH:MM:SSZ``, valid or not (year 0000, month 13, 30 February, 29
+    February of a year that is not leap, hour 24, second 60), reads as :func:`parse_timestamp` reads it."""
+    texts = [f"{y:04d}-{m:02d}-{d:02d}T{hh:02d}:{mm:02d}:{ss:02d}Z" for y, m, d, hh, mm, ss in parts]
+    texts += ["2024-02-29T23:59:59Z", "2100-02-29T00:00:00Z", "2000-02-29T00:00:00Z", "0000-01-01T00:00:00Z",
+              "1969-12-31T23:59:59Z", "1600-03-01T00:00:00Z"] + TIMES
+    texts += [f"2026-10-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z" for i in range(2100)]
+    assert arrow_pays(len(texts))  # (Arrow's path)
+    assert parse_times(texts) == _one_by_one(texts)
