@@ -28,6 +28,7 @@ exceeds it, before the rest of the input is read. A line on stderr every
 
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
 import time
@@ -400,7 +401,8 @@ def _batch_columns(batch: Any, fmt: str, display: str, unit: str,
 
     from evalspec.results.formats.csv import csv_value
 
-    for name, col in zip(batch.schema.names, batch.columns):
+    ahead = _encoded_ahead(batch) if not objects and isinstance(batch, pa.Table) else {}
+    for i, (name, col) in enumerate(zip(batch.schema.names, batch.columns)):
         typ = col.type
         text = pa.types.is_string(typ) or pa.types.is_large_string(typ)
         fast = text and not objects and isinstance(col, (pa.Array, pa.ChunkedArray))  # distinct texts in C, no object per value
@@ -417,7 +419,7 @@ def _batch_columns(batch: Any, fmt: str, display: str, unit: str,
                 except pa.ArrowInvalid:
                     raise _GiveUp from None
         if fast:
-            codes, texts = _text_codes(col, _encoded(batch, name))
+            codes, texts = ahead[i].result() if i in ahead else _text_codes(col, _encoded(batch, name))
             try:  # Arrow does not check UTF-8 while parsing JSON (nor Parquet's bytes): every text is here once
                 texts.validate(full=True)
             except pa.ArrowInvalid:
@@ -447,6 +449,23 @@ def _batch_columns(batch: Any, fmt: str, display: str, unit: str,
             typed[:] = [csv_value(t) for t in uniques.tolist()]
             uniques = typed
         yield name, codes, uniques
+
+
+def _encoded_ahead(table: Any) -> dict[int, Any]:
+    """The text columns of a whole file's table (by position), dictionary-encoded on two threads (Arrow releases
+    the GIL) while :func:`_batch_columns` types the columns before them: futures of :func:`_text_codes`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+
+    texts = [i for i, f in enumerate(table.schema) if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+    if len(texts) < 2:
+        return {}
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalspec-encode")
+    try:
+        return {i: pool.submit(_text_codes, table.column(i)) for i in texts}
+    finally:
+        pool.shutdown(wait=False)  # (the columns are encoded all the same; a give-up leaves them to finish)
 
 
 def _text_codes(col: Any, enc: Any = None) -> tuple[np.ndarray, Any]:
@@ -601,8 +620,10 @@ def stream_table(path: Path, fmt: str, display: str, watches: list[Watch] | None
         if not any(header) or len(set(header)) != len(header):
             return None
     stop = threading.Event()
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool:
         scanned = pool.submit(scan, path, display, count_commas=fmt == "csv", stop=stop)
+        if "pyarrow.compute" not in sys.modules:  # (the typing needs it: imported while Arrow parses, in C)
+            pool.submit(importlib.import_module, "pyarrow.compute")  # (a failure: raised where it is imported)
         try:
             columns, rows = _read(path, fmt, display, head, header, watches or [])
         except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
