@@ -105,6 +105,16 @@ def _finite_array(name: str, values: Any, *, unit_interval: bool = False) -> np.
     return arr
 
 
+def _integer_bins(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(labels - min as intp, rows per label from min to max)`` of non-empty 1-D integer labels over a modest
+    range (at most ``4 n + 1024`` values: counted in O(n)), else None."""
+    lo, hi = int(arr.min()), int(arr.max())
+    if hi - lo > 4 * arr.shape[0] + 1024:
+        return None
+    shifted = (arr - lo).astype(np.intp, copy=False) if lo else arr.astype(np.intp, copy=False)
+    return shifted, np.bincount(shifted, minlength=hi - lo + 1)
+
+
 def _cluster_codes(clusters: Any, n: int, name: str = "clusters") -> tuple[np.ndarray, int]:
     """Integer codes 0..G-1 for cluster labels, in a canonical (sorted) label order.
 
@@ -147,10 +157,12 @@ def _cluster_codes(clusters: Any, n: int, name: str = "clusters") -> tuple[np.nd
         arr = arr.astype(np.intp)
     if arr.dtype.kind in "iu" and n > 0:
         # integer labels over a modest range: O(n) factorisation, same sorted order as np.unique
-        lo, hi = int(arr.min()), int(arr.max())
-        if hi - lo <= 4 * n + 1024:
-            shifted = (arr - lo).astype(np.intp, copy=False) if lo else arr.astype(np.intp, copy=False)
-            present = np.bincount(shifted, minlength=hi - lo + 1) > 0
+        bins = _integer_bins(arr)
+        if bins is not None:
+            shifted, counts = bins
+            present = counts > 0
+            if present.all():  # labels 0..G-1 (after the shift), each used: they are their own codes
+                return shifted, int(present.size)
             rank = np.cumsum(present, dtype=np.intp) - 1
             return rank[shifted], int(rank[-1] + 1)
     if arr.dtype.kind != "O":

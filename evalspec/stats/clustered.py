@@ -48,7 +48,7 @@ from numpy.typing import ArrayLike
 
 from evalspec.stats._numeric import t_upper_quantile
 from evalspec.stats._results import ClusteredMeanResult
-from evalspec.stats._validation import InvalidArgument, _choice, _cluster_codes, _finite_array, _level
+from evalspec.stats._validation import InvalidArgument, _choice, _cluster_codes, _finite_array, _integer_bins, _level
 
 __all__ = [
     "CORRECTIONS",
@@ -132,6 +132,11 @@ def cluster_sizes(clusters: ArrayLike) -> np.ndarray:
         O(n), without sorting (cases' cluster codes, millions of them).
     """
     arr = clusters if isinstance(clusters, np.ndarray) else np.asarray(clusters)
+    if arr.ndim == 1 and arr.size and arr.dtype.kind in "iu":
+        bins = _integer_bins(arr)  # (the rows of each label, counted once: no codes needed)
+        if bins is not None:
+            counts = bins[1]
+            return counts[counts > 0].astype(np.int64, copy=False)
     codes, n_clusters = _cluster_codes(arr, arr.shape[0] if arr.ndim else 0)
     return np.bincount(codes, minlength=n_clusters).astype(np.int64, copy=False)
 
