@@ -70,15 +70,25 @@ def first_rows(codes: np.ndarray, m: int) -> np.ndarray:
     return first
 
 
-def _labels_in_order(index: dict[str, int], labels: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Global codes of a batch's distinct ``labels`` (``codes``: each row's), new ones numbered in row order."""
-    out = np.full(len(labels) + 1, -1, dtype=np.int64)
-    if not len(labels):
-        return out
+def label_order(labels: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """``(first row of each label, the used labels' positions in row order, those labels)`` of a batch's
+    distinct ``labels`` (``codes``: each row's): what :func:`_labels_in_order` numbers, known without its state."""
     first = first_rows(codes, len(labels))
     used = np.flatnonzero(first < codes.shape[0])
     used = used[np.argsort(first[used], kind="stable")]
-    keys = np.asarray(labels, dtype=object)[used].tolist()
+    return first, used, np.asarray(labels, dtype=object)[used].tolist()
+
+
+def _labels_in_order(index: dict[str, int], labels: np.ndarray, codes: np.ndarray,
+                     order: tuple[np.ndarray, np.ndarray, list[Any]] | None = None) -> np.ndarray:
+    """Global codes of a batch's distinct ``labels`` (``codes``: each row's), new ones numbered in row order.
+
+    ``order``: :func:`label_order` of them, when computed already (in the reader thread).
+    """
+    out = np.full(len(labels) + 1, -1, dtype=np.int64)
+    if not len(labels):
+        return out
+    _, used, keys = label_order(labels, codes) if order is None else order
     found = list(map(index.get, keys))  # (C loops: a batch has tens of thousands of new case ids)
     if None in found:  # (the labels are distinct)
         new = list(compress(keys, map(is_, found, repeat(None))))
@@ -91,8 +101,9 @@ def _labels_in_order(index: dict[str, int], labels: np.ndarray, codes: np.ndarra
 class Typed:
     """One batch typed by :meth:`Typer.typed`: what :meth:`Reducer.fold` needs, and what it must refuse."""
 
-    __slots__ = ("attributes", "cand", "case_local", "cat", "cl_labels", "cl_local", "file_repeat", "labels",
-                 "passed", "problems", "raw", "refusal", "repeat", "slice_labels", "trange", "version")
+    __slots__ = ("attributes", "cand", "case_local", "case_order", "cat", "cl_labels", "cl_local", "cl_order",
+                 "file_repeat", "labels", "passed", "problems", "raw", "refusal", "repeat", "slice_labels", "trange",
+                 "version")
 
     def __init__(self, raw: Any, cat: _Rows) -> None:
         self.raw, self.cat = raw, cat
@@ -145,6 +156,8 @@ class Typer:
         if not problems:
             out.attributes = self._attributes(c, n)
             out.slice_labels = self._slices(c)
+            out.case_order = label_order(out.labels, out.case_local)
+            out.cl_order = None if out.cl_labels is None else label_order(out.cl_labels, out.cl_local)
         return out
 
     def _col(self, c: dict[str, Any], name: str, n: int) -> Any:
@@ -311,7 +324,8 @@ class Reducer:
             self.refuse(f"{len(typed.problems)} problem(s) in the results", typed.problems)
         plan, cat, cand, repeat, passed = self.plan, typed.cat, typed.cand, typed.repeat, typed.passed
         labels, case_local = typed.labels, typed.case_local
-        gcase = _labels_in_order(self.cases, labels, case_local)[case_local]
+        glabel = _labels_in_order(self.cases, labels, case_local, typed.case_order)
+        gcase = glabel[case_local]
         if len(self.cases) > self.limit:
             row = int(np.flatnonzero(gcase >= self.limit)[0])
             if self.exact:
@@ -332,7 +346,7 @@ class Reducer:
             problems += t.located(cat, again, "row", "duplicate (candidate, case, repeat): the same attempt appears "
                                   "twice (an earlier row has the same candidate, case and repeat)",
                                   hint="remove the duplicate or number the repeats")
-        problems += self._clusters(cat, gcase, labels, case_local, typed.cl_local, typed.cl_labels)
+        problems += self._clusters(cat, gcase, glabel, typed, labels, case_local)
         if problems:
             self.refuse(f"the results fail {len(problems)} check(s)", problems)
         self._versions(j, typed.raw.lines, cand, typed.version)
@@ -352,23 +366,23 @@ class Reducer:
 
         return finish(self)
 
-    def _clusters(self, cat: _Rows, gcase: np.ndarray, labels: np.ndarray, case_local: np.ndarray,
-                  cl_local: np.ndarray | None, cl_labels: np.ndarray | None) -> list[Diagnostic]:
-        """Rows whose cluster is not the one the case's first row names."""
+    def _clusters(self, cat: _Rows, gcase: np.ndarray, glabel: np.ndarray, typed: Typed, labels: np.ndarray,
+                  case_local: np.ndarray) -> list[Diagnostic]:
+        """Rows whose cluster is not the one the case's first row names (``glabel``: each case label's global code)."""
         from evalspec.results.table import located
 
+        cl_local, cl_labels = typed.cl_local, typed.cl_labels
         if cl_local is None or cl_labels is None:
             return []
-        gcl = _labels_in_order(self.clusters, cl_labels, cl_local)[cl_local]
+        gcl = _labels_in_order(self.clusters, cl_labels, cl_local, typed.cl_order)[cl_local]
         if self.case_cluster.shape[0] < len(self.cases):
             grown = np.full(max(len(self.cases), 2 * self.case_cluster.shape[0]), -1, dtype=np.int64)
             grown[:self.case_cluster.shape[0]] = self.case_cluster
             self.case_cluster = grown
-        new = self.case_cluster[gcase] < 0
-        if new.any():  # a case's cluster is its first row's (found over the batch's own case codes)
-            first = first_rows(np.where(new, case_local, -1), len(labels))
-            rows = first[first < new.shape[0]]
-            self.case_cluster[gcase[rows]] = gcl[rows]
+        per_label = glabel[:-1]
+        new = (per_label >= 0) & (self.case_cluster[np.maximum(per_label, 0)] < 0)  # cases first seen in this batch
+        if new.any():  # a case's cluster is its first row's
+            self.case_cluster[per_label[new]] = gcl[typed.case_order[0][new]]
         bad = np.flatnonzero(self.case_cluster[gcase] != gcl)
         if not bad.size:
             return []

@@ -150,22 +150,31 @@ class CellState:
         flat_present[cells] |= np.bitwise_or.reduceat(bits, starts)
         self.passed.reshape(-1)[cells] |= np.bitwise_or.reduceat(np.where(p >= 1.0, bits, zero), starts)
         self.missing.reshape(-1)[cells] |= np.bitwise_or.reduceat(np.where(np.isnan(p), bits, zero), starts)
+        reps = sk & 63
         for name, (codes, has) in attributes.items():
             if order is not None:
                 codes, has = codes[order], has[order]
-            self._attribute(self.attrs[name], sc, sk & 63, codes, has)
+            self._attribute(self.attrs[name], sc, reps, codes, has, (starts, cells))
         return np.flatnonzero(again)
 
     def _attribute(self, a: AttributeState, sc: np.ndarray, reps: np.ndarray, codes: np.ndarray,
-                   has: np.ndarray) -> None:
-        """Fold in one attribute of a batch whose rows are in cell order (``codes``, ``has``: in that order too)."""
-        pos = np.flatnonzero(has)
-        if not pos.size:
-            return
-        cells, rep, code = sc[pos], reps[pos], codes[pos].astype(np.int32)
-        starts = np.r_[0, np.flatnonzero(cells[1:] != cells[:-1]) + 1]
-        c = cells[starts]
-        r, first = rep[starts].astype(np.uint8), code[starts]
+                   has: np.ndarray, runs: tuple[np.ndarray, np.ndarray]) -> None:
+        """Fold in one attribute of a batch whose rows are in cell order (``codes``, ``has``: in that order too).
+
+        ``runs``: where each cell's rows start in ``sc``, and the cells (those of every row with a value).
+        """
+        if has.all():
+            code = codes.astype(np.int32, copy=False)
+            starts, c = runs
+            r, first = reps[starts].astype(np.uint8), code[starts]
+        else:
+            pos = np.flatnonzero(has)
+            if not pos.size:
+                return
+            cells, rep, code = sc[pos], reps[pos], codes[pos].astype(np.int32)
+            starts = np.r_[0, np.flatnonzero(cells[1:] != cells[:-1]) + 1]
+            c = cells[starts]
+            r, first = rep[starts].astype(np.uint8), code[starts]
         fr, fc = a.first_rep.reshape(-1), a.first_code.reshape(-1)
         better = r < fr[c]
         fr[c[better]], fc[c[better]] = r[better], first[better]
