@@ -11,7 +11,9 @@ through a file, the reduction starts again with that file read whole. Every batc
 A local file's batches are decoded, coded and typed in a reader thread (:class:`ReadAhead`,
 :class:`~evalspec.results.stream_batch.Typer`) while the main thread folds the one before
 (:meth:`~evalspec.results.stream_batch.Reducer.fold`): Arrow's decoding, the dictionary coding
-and much of the typing run outside Python's lock, so they overlap the fold on a second core. At most :data:`READ_AHEAD` batches wait;
+and much of the typing run outside Python's lock, so they overlap the fold on a second core. A
+local Parquet file's decoding has a thread of its own behind that one (Arrow decodes while the
+batch before is coded and typed). At most :data:`READ_AHEAD` batches wait;
 an error in the thread is raised in the main thread where that batch would have come, the same
 exception, so it is handled (and located) as before.
 """
@@ -204,7 +206,11 @@ def _parquet_batches(source: Any) -> Iterator[Any]:
         texts = _text_columns(pf.schema_arrow)
         if texts:  # the texts as Parquet's own dictionaries: coded from the dictionary, not hashed a row at a time
             pf = pq.ParquetFile(source, read_dictionary=texts)
-        yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)
+        if isinstance(source, str):  # a local file: decoded in a thread of its own, ahead of its coding and typing
+            with ReadAhead(lambda: pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)) as decoded:
+                yield from decoded
+        else:
+            yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)
     finally:
         if not isinstance(source, str):
             source.close()
