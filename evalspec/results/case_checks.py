@@ -310,13 +310,12 @@ def _case_columns(t: Any, cells: _Cells, case: np.ndarray, case_ids: np.ndarray,
         codes, uniq = factorize(t.cols[col])
         keep = np.append(np.where(missing_mask(uniq), -1, np.arange(len(uniq))), -1).astype(np.int32)  # missing: -1
         grid = cells.grid(keep[codes])
-        case_codes = grid[0].astype(np.int64)
+        case_codes = grid[0].copy()
         for j in range(1, len(grid)):  # the first candidate with a value gives it
-            unset = case_codes < 0
-            case_codes[unset] = grid[j][unset]
+            np.copyto(case_codes, grid[j], where=case_codes < 0)
         hi = grid.max(axis=0)  # -1: no candidate has a value
-        lo = grid.view(np.uint32).min(axis=0)  # (as unsigned, -1 is the largest: the least value present)
-        varies = (hi >= 0) & (lo.astype(np.int64) != hi)
+        lo = grid.view(np.uint32).min(axis=0).view(np.int32)  # (as unsigned, -1 is the largest: the least present)
+        varies = (hi >= 0) & (lo != hi)
         del grid
         varies[case[counts[f"distinct_{col}"] > 1]] = True
         bad = np.flatnonzero(varies)

@@ -105,7 +105,9 @@ class TextIndex:
     """Distinct texts in the order first added, each with its number (0, 1, ...); lookups and additions in C.
 
     Texts are hashed and put into the table only when a lookup needs them: a column read in
-    one batch (or the last batch of a file) is stored, never hashed.
+    one batch (or the last batch of a file) is stored, never hashed. The first texts added are
+    kept as the Arrow array they came in until more come or a lookup needs the table (a column
+    read in one batch is never copied).
     """
 
     def __init__(self) -> None:
@@ -116,6 +118,7 @@ class TextIndex:
         self._hashes = np.zeros(1 << 10, dtype=np.uint64)  # by number (to place them again when the table grows)
         self._offsets = np.zeros(1 << 10, dtype=np.int64)  # by number, one more than texts
         self._data = np.zeros(1 << 14, dtype=np.uint8)
+        self._first: Any = None  # the first texts added, as Arrow gave them (not in the buffers yet)
 
     def __len__(self) -> int:
         return self._n
@@ -124,6 +127,9 @@ class TextIndex:
         """Every text so far, in the order first added, as an Arrow ``large_string`` array (a view: no copy)."""
         import pyarrow as pa
 
+        if self._first is not None:  # (a cast to large_string shares the texts' bytes: no copy)
+            first = self._first
+            return first if pa.types.is_large_string(first.type) else first.cast(pa.large_string())
         n = self._n
         end = int(self._offsets[n])
         return pa.LargeStringArray.from_buffers(n, pa.py_buffer(self._offsets[:n + 1]), pa.py_buffer(self._data[:end]))
@@ -140,8 +146,9 @@ class TextIndex:
         Returns each text's number and whether it was new (the new ones are numbered
         ``len(self)`` before the call onwards, in the order of ``arr``).
         """
-        if not self._n:  # nothing to look up: stored as they are
-            self._append(arr, None)
+        if not self._n:  # nothing to look up: kept as they are
+            if len(arr):
+                self._first, self._n = arr, len(arr)
             return np.arange(len(arr), dtype=np.int64), np.ones(len(arr), dtype=bool)
         h = text_hashes(arr)
         ids = self._find(arr, h)
@@ -163,6 +170,7 @@ class TextIndex:
         out = np.full(h.size, -1, dtype=np.int64)
         if not self._n or not h.size:
             return out
+        self._store_first()
         self._settle()
         if not pa.types.is_large_string(arr.type):
             arr = arr.cast(pa.large_string())
@@ -186,8 +194,15 @@ class TextIndex:
             slot = (slot + 1) & mask
         return out
 
+    def _store_first(self) -> None:
+        """Copy the first texts into the buffers (more texts come, or a lookup needs the table)."""
+        if self._first is not None:
+            first, self._first, self._n = self._first, None, 0
+            self._append(first, None)
+
     def _append(self, arr: Any, h: np.ndarray | None) -> None:
         """Store the texts of ``arr`` (none stored yet) and, where given, their hashes."""
+        self._store_first()
         k = len(arr)
         n = self._n
         offsets, data = text_buffers(arr)
@@ -208,6 +223,7 @@ class TextIndex:
         n = self._n
         if self._placed == n:
             return
+        self._store_first()
         if self._hashed < n:
             self._hashes = grown(self._hashes, n)
             self._hashes[self._hashed:n] = text_hashes(self.arrow().slice(self._hashed))
