@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("pyarrow")
@@ -115,3 +115,31 @@ def test_the_case_table_limit_read_whole_names_the_same_row(tmp_path: Path, monk
             run_plan(tmp_path / "plan.yaml")
         refusals.append((str(exc.value), [d.as_json() for d in exc.value.diagnostics]))
     assert refusals[0] == refusals[1] and refusals[0][0].startswith("results.jsonl:41: ")
+
+
+_odd_line = st.one_of(
+    _line.map(lambda d: json.dumps(d).encode()),
+    st.sampled_from([b'{"a": 1, "a": 2}', b"[1, 2]", b"3", b"{}", b'{"a": "\xff\xfe"}', b'{"a": 1', b"",
+                     b'{"\xc3\xa9": 1}', b'{"a": {"b": 1}}', b'{"a": 18446744073709551616}', b"\xef\xbb\xbf{}",
+                     b'{"a": "x"}\r', b'{"b": null}', b'{"a": NaN}', b'{"a": 1e400}']),
+)
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_odd_line, min_size=1, max_size=12), pad=st.booleans())
+def test_odd_jsonl_parsed_whole_is_read_as_the_whole_file_reader_reads_it_or_handed_on(
+        tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, lines: list[bytes],
+        pad: bool) -> None:
+    """Broken JSON, non-objects, duplicate keys, bad UTF-8, a BOM, carriage returns, huge numbers: the table path
+    gives the whole-file reader's values or hands the file on (None), never another error."""
+    path = tmp_path_factory.mktemp("odd") / "r.jsonl"
+    path.write_bytes((_PAD.encode() if pad else b"") + b"\n".join(lines) + b"\n")
+    try:
+        reader: Any = _columns(path, "jsonl", "reader", monkeypatch)
+    except InputError as exc:  # the exact reader's located refusal
+        reader = exc
+    table = _columns(path, "jsonl", "table", monkeypatch)
+    event("read whole" if table is not None else "handed on")
+    if table is not None:
+        assert table == reader
