@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,3 +67,24 @@ def test_the_plan_model_builds_no_result_model() -> None:
                           check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_module_imported_ahead_that_fails_is_left_to_the_code_that_needs_it(capfd: pytest.CaptureFixture[str]) -> None:
+    """``run_plan`` imports ``scipy.special`` in a thread while the results are read; a failed import there says
+    nothing (no traceback from the thread) and leaves the module unimported, so the analysis that needs it
+    imports it again and gets the error in its own words."""
+    import threading
+
+    from evalspec.run import IMPORT_AHEAD, _import_ahead
+
+    assert IMPORT_AHEAD == ("scipy.special",)  # third-party only: the two threads' imports never wait on each other
+    seen: list[Any] = []
+    old, threading.excepthook = threading.excepthook, seen.append
+    try:
+        thread = _import_ahead(("evalspec_no_such_module_anywhere", "json"))
+        thread.join(timeout=60)
+    finally:
+        threading.excepthook = old
+    assert not thread.is_alive() and not seen
+    assert "evalspec_no_such_module_anywhere" not in sys.modules and "json" in sys.modules
+    assert capfd.readouterr().err == ""
