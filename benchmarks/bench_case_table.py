@@ -8,7 +8,9 @@ language slice, a critical flag, rule ``mean``; 5,000,000 cases x 100 attempts x
 run), as Parquet under ``--dir`` (default ``/tmp/casetable-bench``, outside the repository;
 reused when present). Each measurement runs in a fresh process, so peak memory
 (``ru_maxrss``) is its own; "work" is the time after imports, "cpu" the CPU seconds of that work
-(every thread of the process: on a shared machine the steadier measure of what each costs).
+(every thread of the process: on a shared machine the steadier measure of what each costs), "main"
+those of the main thread alone (with a second core free, the work takes about the larger of "main"
+and half of "cpu").
 
 * ``bare read`` — ``pyarrow.parquet.read_table`` of the table (every column the plan reads), the
   reference of the ratios; ``1 thread`` the same read with ``use_threads=False`` (on a busy
@@ -73,7 +75,7 @@ CHILD = textwrap.dedent("""
         import evalspec.run, evalspec.results.case_table, evalspec.analyses.registry as reg
         import scipy.stats
         reg.kinds()
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0, m0 = time.perf_counter(), time.process_time(), time.thread_time()
     if mode == "bare":
         n = pq.read_table(plan.parent / "cases.parquet").num_rows
     elif mode == "bare1":
@@ -87,8 +89,8 @@ CHILD = textwrap.dedent("""
     else:
         claim = evalspec.run.run_plan(plan)
         n = sum(c["rows"] for c in claim["coverage"]["candidates"].values())
-    work, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(json.dumps({"n": n, "work": work, "cpu": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    work, cpu, main = time.perf_counter() - t0, time.process_time() - c0, time.thread_time() - m0
+    print(json.dumps({"n": n, "work": work, "cpu": cpu, "main": main, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """)
 
 
@@ -186,9 +188,10 @@ def main() -> None:
     bare = rows["bare read"]
     print(f"case table: {2 * args.cases:,} rows for {2 * args.cases * args.attempts:,} attempt rows "
           f"({(args.dir / 'cases.parquet').stat().st_size / 2**20:,.0f} MiB Parquet)")
-    print(f"{'':16}{'work s':>9}{'cpu s':>8}{'process s':>11}{'peak MiB':>10}{'work x':>8}{'cpu x':>7}{'process x':>11}")
+    print(f"{'':16}{'work s':>9}{'cpu s':>8}{'main s':>8}{'process s':>11}{'peak MiB':>10}{'work x':>8}{'cpu x':>7}"
+          f"{'process x':>11}")
     for label, r in rows.items():
-        print(f"{label:16}{r['work']:9.2f}{r['cpu']:8.2f}{r['process']:11.2f}{r['peak_mib']:10.0f}"
+        print(f"{label:16}{r['work']:9.2f}{r['cpu']:8.2f}{r['main']:8.2f}{r['process']:11.2f}{r['peak_mib']:10.0f}"
               f"{r['work'] / bare['work']:8.2f}{r['cpu'] / bare['cpu']:7.2f}{r['process'] / bare['process']:11.2f}")
     print(f"(load average {' '.join(f'{x:.1f}' for x in __import__('os').getloadavg())} at the end)")
 
