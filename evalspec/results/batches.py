@@ -435,7 +435,9 @@ def _batch_columns(batch: Any, fmt: str, display: str, unit: str,
             yield name, codes, texts
             continue
         try:
-            coded = arrow_codes(col, display, unit)
+            coded = _encoded(batch, name, "coded")
+            if coded is None:
+                coded = arrow_codes(col, display, unit)
         except InputError:  # (a binary value that is not UTF-8): the whole-file reader locates it in the file
             raise _GiveUp from None
         if isinstance(coded, np.ndarray):  # all missing, or nested values
@@ -483,9 +485,10 @@ def _text_codes(col: Any, enc: Any = None) -> tuple[np.ndarray, Any]:
     return np.concatenate(parts), texts
 
 
-def _encoded(batch: Any, name: str) -> Any:
-    """The dictionary encoding of column ``name`` the batch made as it read it (:class:`_ColumnByColumn`), or None."""
-    made = getattr(batch, "encoded", None)
+def _encoded(batch: Any, name: str, what: str = "encoded") -> Any:
+    """What the batch made of column ``name`` as it read it (:class:`_ColumnByColumn`): a text column's
+    dictionary encoding (``encoded``), a number column's :func:`arrow_codes` (``coded``); or None."""
+    made = getattr(batch, what, None)
     return made.pop(name, None) if made else None
 
 
@@ -514,7 +517,7 @@ def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Ite
 class _ColumnByColumn:
     """A whole Parquet file as one batch whose columns are read one at a time, as :func:`_batch_columns` asks.
 
-    The next column is read in a thread while this one is typed (Arrow's read holds no lock), so
+    The next column is read (and numbered) in a thread while this one is typed (Arrow holds no lock), so
     at most two columns' values are held at once; a read's error is raised where that column is asked.
     """
 
@@ -523,14 +526,18 @@ class _ColumnByColumn:
         self.schema = pf.schema_arrow
         self.num_rows = pf.metadata.num_rows
         self.encoded: dict[str, Any] = {}  # a text column's dictionary encoding, made while the one before is typed
+        self.coded: dict[str, Any] = {}  # a number column's arrow_codes, likewise
 
     def _column(self, name: str) -> Any:
         import pyarrow as pa
 
         col = self.pf.read(columns=[name], use_threads=False).column(0)
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):  # numbered here too, in the thread
+        typ = col.type
+        if pa.types.is_string(typ) or pa.types.is_large_string(typ):  # numbered here too, in the thread
             self.encoded[name] = col.dictionary_encode()
+        elif pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
+            self.coded[name] = arrow_codes(col)  # (numbers and booleans: typed alike wherever they are read)
         return col
 
     @property
