@@ -3,8 +3,8 @@
 Its items come in order; an error in the thread is raised in the consumer in its place (the same
 object); at most ``depth`` items wait; leaving stops and joins the thread, closing the iterator;
 a thread that ends without a word leaves nobody waiting. Through ``run_plan``: a Parquet file of
-a dataset corrupted part-way is refused in the in-memory path's words, naming the file, with the
-thread's error handled as before; a refusal mid-file leaves no reader thread behind; a reader
+a dataset corrupted part-way, and a JSONL file with a broken line part-way, are refused in the
+in-memory path's words, naming the file, with the thread's error handled as before; a refusal mid-file leaves no reader thread behind; a reader
 thread that vanishes makes the file be read whole, same claim.
 """
 
@@ -211,4 +211,24 @@ def test_a_reader_thread_that_vanishes_makes_the_file_read_whole(tmp_path: Path,
     assert _run(plan, monkeypatch, streamed=True) == memory
     assert sorted(set(stopped)) == sorted(str(p) for p in (tmp_path / "lake").glob("*/*.parquet")), stopped
     assert spied  # (each read whole after its reader thread stopped part-way)
+    assert not _readers()
+
+
+def test_a_jsonl_file_broken_part_way_is_refused_as_in_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              spied: list[int]) -> None:
+    """A line that is not JSON two thirds into a file read in batches: the thread's error, then the file read
+    whole, which locates it, in the in-memory path's words."""
+    from evalspec.results import batches
+
+    monkeypatch.setattr(batches, "BATCH_BYTES", 4096)
+    lines = [json.dumps({"candidate": c, "case_id": f"c{i:04d}", "repeat": r, "passed": (i + r) % 3 > 0})
+             for i in range(600) for c in "AB" for r in (1, 2)]
+    lines[1700] = '{"candidate": "A", "case_id": "c0425", "repeat": 1, "passed": tru'
+    (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "plan.yaml").write_text(PLAN.replace("results: lake/", "results: results.jsonl"), encoding="utf-8")
+    streamed = _run(tmp_path / "plan.yaml", monkeypatch, streamed=True)
+    assert len(spied) > 2, spied  # batches folded before the broken one
+    memory = _run(tmp_path / "plan.yaml", monkeypatch, streamed=False)
+    assert streamed == memory
+    assert streamed[0].startswith("refused: ") and "1701" in streamed[0] + str(streamed[1]), streamed
     assert not _readers()
