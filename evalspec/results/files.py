@@ -26,6 +26,7 @@ __all__ = ["BOM", "Source", "as_source", "changed", "checked_stat", "open_regula
            "regular_file_problem", "scan", "strerror"]
 
 BOM = b"\xef\xbb\xbf"
+_NEWLINE, _COMMA = ord("\n"), ord(",")
 
 
 #: What a non-regular file is (``"a named pipe"``...), or None for a regular file: one definition for
@@ -193,6 +194,8 @@ def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES, *, count_comm
     ``stop`` (a :class:`threading.Event`), once set, ends the pass early: the source is then
     incomplete, for a read that was refused anyway.
     """
+    import numpy as np
+
     refuse = refuser(display)
     digest = hashlib.sha256()
     newlines = commas = size = 0
@@ -211,9 +214,11 @@ def scan(path: Path, display: str, limit: int = MAX_RESULTS_BYTES, *, count_comm
                 if size > limit:
                     raise refuse(f"the file is more than the {limit:,} bytes evalspec reads")
                 digest.update(view[:got])
-                newlines += buf.count(b"\n", 0, got)
+                block = np.frombuffer(buf, dtype=np.uint8, count=got)  # (counted in NumPy: vectorised, GIL released)
+                newlines += int(np.count_nonzero(block == _NEWLINE))
                 if count_commas:
-                    commas += buf.count(b",", 0, got)
+                    commas += int(np.count_nonzero(block == _COMMA))
+                del block
                 has_cr = has_cr or buf.find(b"\r", 0, got) >= 0
                 has_quote = has_quote or buf.find(b'"', 0, got) >= 0
                 if len(head) < 1 << 16:

@@ -143,3 +143,36 @@ def test_odd_jsonl_parsed_whole_is_read_as_the_whole_file_reader_reads_it_or_han
     event("read whole" if table is not None else "handed on")
     if table is not None:
         assert table == reader
+
+
+@settings(max_examples=40, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=3000), repeat=st.sampled_from([1, 1, 3000]))
+def test_the_scan_counts_newlines_and_commas_as_bytes_count_them(tmp_path_factory: pytest.TempPathFactory,
+                                                                 data: bytes, repeat: int) -> None:
+    """:func:`~evalspec.results.files.scan` (counted in NumPy, 4 MiB at a time) agrees with ``bytes`` on any
+    bytes, across its blocks (up to 9 MB), and hashes them all."""
+    import hashlib
+
+    from evalspec.results.files import scan
+
+    body = (data + b"\n,\r\"") * repeat if repeat > 1 else data
+    path = tmp_path_factory.mktemp("scan") / "r.bin"
+    path.write_bytes(body)
+    src = scan(path, "r")
+    assert (src.size, src.newlines, src.commas) == (len(body), body.count(b"\n"), body.count(b","))
+    assert (src.has_cr, src.has_quote, src.sha256) == (b"\r" in body, b'"' in body, hashlib.sha256(body).hexdigest())
+    assert scan(path, "r", count_commas=False).commas == -1
+
+
+def test_the_scan_counts_across_its_4_mib_blocks(tmp_path: Path) -> None:
+    import hashlib
+
+    from evalspec.results.files import scan
+
+    body = b"".join(bytes([i % 256]) * (i % 7) + b"\n," for i in range(2_000_000))  # about 10 MB: three blocks
+    (tmp_path / "r.bin").write_bytes(body)
+    src = scan(tmp_path / "r.bin", "r")
+    assert len(body) > 2 * (4 << 20)
+    assert (src.newlines, src.commas, src.sha256) == (body.count(b"\n"), body.count(b","),
+                                                      hashlib.sha256(body).hexdigest())
