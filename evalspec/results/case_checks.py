@@ -104,9 +104,16 @@ class _Cells:
         self.in_order = bool(self.cell.size == size and (size < 2 or np.all(self.cell[1:] > self.cell[:-1])))
 
     def matrix(self, values: np.ndarray, fill: float = 0) -> np.ndarray:
-        """The matrix of ``values`` (each row's at its cell), ``fill`` where no row is."""
+        """The matrix of ``values`` (each row's at its cell), ``fill`` where no row is.
+
+        In matrix order an array of the right type that owns its memory is laid out in place (the
+        matrix is ``values`` reshaped): the caller gives it away, reading it at most afterwards.
+        """
         dtype = np.float64 if isinstance(fill, float) else np.int64
         if self.in_order:  # (cells 0, 1, ..., in order: every cell is filled once)
+            if (values.dtype == dtype and values.base is None and values.flags.c_contiguous
+                    and values.flags.writeable and values.ndim == 1):
+                return values.reshape(self.shape)
             return np.array(values, dtype=dtype).reshape(self.shape)
         out = np.full(self.shape, fill, dtype=dtype) if fill else np.zeros(self.shape, dtype=dtype)
         out.ravel()[self.cell] = values
