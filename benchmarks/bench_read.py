@@ -21,8 +21,8 @@ timestamps; the generator of ``bench_run.py``); peak memory is each process's ow
   a bare ``pyarrow.dataset`` scan of the columns the plan reads next to ``evalspec run
   --no-report`` reducing the rows while it reads them (targets at 100M: runs, peak <= 2 GiB,
   within 3x the scan), and with ``--in-memory`` the in-memory path on the same data. The plan is
-  the bench plan without ``run_variation`` (it reads each attempt's row, so it would keep the rows
-  in memory), ``--repeats`` attempts per candidate and case (100M rows at 5 repeats would be 20M
+  the bench plan without ``run_variation`` (kept so from when it read each attempt's row and kept the
+  rows in memory; it is served by counts now), ``--repeats`` attempts per candidate and case (100M rows at 5 repeats would be 20M
   cells, over the case-table limit: use ``--repeats 20``).
 
 Data is generated under ``--dir`` (default ``/tmp/stream-bench``), outside the repository, and
@@ -259,7 +259,7 @@ def _lake(base: Path, rows: int, repeats: int = 5) -> Path:
     """``rows`` invented rows as a Hive-partitioned Parquet folder, written by Arrow in pieces.
 
     Beside the bench plan (``plan.yaml``) a variant every analysis of which counts serve
-    (``plan_counts.yaml``: no ``run_variation``, which reads each attempt's row), with
+    (``plan_counts.yaml``: no ``run_variation``, as when it read each attempt's row), with
     ``attempts.repeats`` set to ``repeats``.
     """
     import numpy as np
