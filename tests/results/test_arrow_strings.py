@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,19 +12,16 @@ from evalspec.results.arrow import arrow_strings
 
 
 def _per_value(values: list[Any]) -> Any:
-    """The per-value construction (every value encoded on its own), as arrow_strings made it before."""
-    valid = [v is not None for v in values]
-    try:
-        enc = [v.encode("utf-8") if v is not None else b"" for v in values]
-    except (AttributeError, UnicodeEncodeError):
+    """What the array must be, made independently by Arrow from the list: texts and None only, each valid UTF-8."""
+    if any(v is not None and not isinstance(v, str) for v in values):
         return None
-    offsets = np.zeros(len(enc) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in enc], out=offsets[1:])
-    bitmap = None
-    if not all(valid):
-        bitmap = pa.py_buffer(np.packbits(np.asarray(valid, dtype=bool), bitorder="little").tobytes())
-    return pa.LargeStringArray.from_buffers(len(enc), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(enc)),
-                                            bitmap)
+    try:
+        for v in values:
+            if v is not None:
+                v.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no Arrow string holds it
+        return None
+    return pa.array(values, type=pa.large_string())
 
 
 _ASCII = st.text(alphabet=st.characters(max_codepoint=127), max_size=6)  # NUL included

@@ -66,6 +66,14 @@ def s3() -> Any:
     server.stop()
 
 
+def _point_at(s3: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Arrow's S3 filesystem (through the environment) pointed at the test's server; the server's filesystem."""
+    env, fs = s3
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return fs
+
+
 def _rows(n_cases: int, bad_line: int | None = None) -> list[dict[str, Any]]:
     rows = [{"candidate": c, "case_id": f"c{i}", "doc": f"d{i % 7}", "repeat": r, "passed": (i * 7 + r + (c == "A")) % 3 > 0,
              "ver": "v1", "crit": i % 11 == 0, "lang": "en" if i % 3 else "fr"}
@@ -128,9 +136,7 @@ def _claim(plan: Path, monkeypatch: pytest.MonkeyPatch, streamed: bool) -> tuple
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
 def test_streamed_objects_give_the_in_memory_claim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: Any,
                                                    fmt: str) -> None:
-    env, fs = s3
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
+    fs = _point_at(s3, monkeypatch)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(batches, "BATCH_BYTES", 2048)  # several batches per object
@@ -158,9 +164,7 @@ def test_streamed_objects_give_the_in_memory_claim(tmp_path: Path, monkeypatch: 
 
 
 def test_a_refusal_names_the_object_and_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: Any) -> None:
-    env, fs = s3
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
+    fs = _point_at(s3, monkeypatch)
     monkeypatch.setenv("EVALSPEC_STREAM_ROWS", "0")
     monkeypatch.setattr(stream_reduce, "EXACT_REFUSAL_ROWS", -1)  # the streaming path's own refusal
     monkeypatch.setattr(batches, "BATCH_BYTES", 2048)  # the bad line is in a later batch
@@ -182,9 +186,7 @@ def test_the_store_refusing_an_object_is_named(tmp_path: Path, monkeypatch: pyte
     """An object listed but gone when read (or not readable with these credentials): the store's words, at it."""
     from evalspec.results import lake
 
-    env, fs = s3
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
+    fs = _point_at(s3, monkeypatch)
     monkeypatch.setenv("EVALSPEC_STREAM_ROWS", "0")
     _put(fs, "gone/a.jsonl", _jsonl(_rows(10)))
     real = lake.list_uri
@@ -220,9 +222,7 @@ def _entered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_local_files_and_objects_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: Any) -> None:
     """A plan naming a local file and a bucket: both streamed, ``data.files`` in the in-memory run's order."""
-    env, fs = s3
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
+    fs = _point_at(s3, monkeypatch)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
     rows = _rows(40)
     (tmp_path / "local.jsonl").write_bytes(_jsonl(rows[:100]))
@@ -240,9 +240,7 @@ def test_a_text_object_reopened_by_the_reader_is_hashed_from_its_start(tmp_path:
     """A column that looks like a time only after the first 64 KiB: Arrow's reader is opened again, on a fresh pass."""
     from evalspec.results import lake
 
-    env, fs = s3
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
+    fs = _point_at(s3, monkeypatch)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
     rows = _rows(400)
     for r in rows[len(rows) // 2:]:
@@ -272,9 +270,7 @@ def test_an_object_replaced_while_read_is_refused(tmp_path: Path, monkeypatch: p
     """Replaced by one of the same size after the run pinned its ETag: refused, not analysed as a mixture."""
     from evalspec.results import lake
 
-    env, fs = s3
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
+    fs = _point_at(s3, monkeypatch)
     monkeypatch.setenv("EVALSPEC_STREAM_ROWS", "0")
     rows = _rows(60)
     data = {"jsonl": _jsonl, "parquet": _parquet}[fmt](rows)

@@ -129,6 +129,13 @@ def _write(folder: Path, rows: list[dict[str, Any]], fmt: str, files: int) -> st
     return json.dumps(names)
 
 
+def _first_of_two(folder: Path) -> None:
+    """``plan.yaml`` in ``folder``: its ``results.jsonl`` read with two repeats, the first attempt kept."""
+    study = {"repeats": 2, "rule": "first", "policy": "count_as_fail", "max_fraction": 0.1, "cluster": False,
+             "version_a": "v1"}
+    (folder / "plan.yaml").write_text(_plan(study, "results.jsonl"), encoding="utf-8")
+
+
 def _plan(study: dict[str, Any], results: str) -> str:
     rule = study["rule"]
     return PLAN.format(results=results, repeats=study["repeats"], rule=rule,
@@ -229,9 +236,7 @@ def test_a_large_results_set_is_refused_at_its_row(tmp_path: Path, monkeypatch: 
     rows.insert(30, dict(rows[3]))
     with (tmp_path / "results.jsonl").open("w") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in rows)
-    study = {"repeats": 2, "rule": "first", "policy": "count_as_fail", "max_fraction": 0.1, "cluster": False,
-             "version_a": "v1"}
-    (tmp_path / "plan.yaml").write_text(_plan(study, "results.jsonl"), encoding="utf-8")
+    _first_of_two(tmp_path)
     from evalspec.run import run_plan
 
     with pytest.raises(InputError) as err:
@@ -246,9 +251,7 @@ def test_what_counts_cannot_hold_goes_to_the_in_memory_path(tmp_path: Path, monk
     rows = [{"candidate": c, "case_id": f"c{i}", "doc": "d1", "repeat": r, "passed": (i + r) % 3 > 0, "ver": "v1",
              "ts": _TIMES[0], "crit": False, "lang": "en"} for i in range(20) for c in "AB" for r in (1, 100)]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    study = {"repeats": 2, "rule": "first", "policy": "count_as_fail", "max_fraction": 0.1, "cluster": False,
-             "version_a": "v1"}
-    (tmp_path / "plan.yaml").write_text(_plan(study, "results.jsonl"), encoding="utf-8")
+    _first_of_two(tmp_path)
     seen = dict.fromkeys(_PATHS, 0)
     _compare(tmp_path, monkeypatch, seen)
     assert seen["in memory claim"] == 1, seen
@@ -262,9 +265,7 @@ def test_what_counts_cannot_hold_is_refused_with_the_reason_when_too_large_for_m
     rows = [{"candidate": c, "case_id": f"c{i}", "doc": "d1", "repeat": r, "passed": True, "ver": "v1",
              "ts": _TIMES[0], "crit": False, "lang": "en"} for i in range(5) for c in "AB" for r in (1, 100)]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    study = {"repeats": 2, "rule": "first", "policy": "count_as_fail", "max_fraction": 0.1, "cluster": False,
-             "version_a": "v1"}
-    (tmp_path / "plan.yaml").write_text(_plan(study, "results.jsonl"), encoding="utf-8")
+    _first_of_two(tmp_path)
     from evalspec.run import run_plan
 
     with pytest.raises(InputError) as err:
