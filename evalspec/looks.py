@@ -53,10 +53,12 @@ def seal_run(claim: dict[str, Any], plan_path: str | Path) -> tuple[dict[str, An
     except Exception:  # noqa: BLE001 - an unreadable lock is already a deviation in the claim
         entry["lock_hash"] = None
     # the same run again (same plan, data, seeds and creation time: the same claim) is not a new
-    # look: it gets the entry it had, so identical inputs still give identical bytes
+    # look: it gets the entry it had, so identical inputs still give identical bytes. Only an entry
+    # with this claim's creation time can hold this claim, so re-runs of the same data at other
+    # times (CI on every commit) are not each hashed again: the claim is hashed once per match
     for old in previous:
-        if old.get("plan_hash") == entry["plan_hash"] and old.get("data") == entry["data"] \
-                and old.get("plan_file") == entry["plan_file"]:
+        if old.get("time") == entry["time"] and old.get("plan_hash") == entry["plan_hash"] \
+                and old.get("data") == entry["data"] and old.get("plan_file") == entry["plan_file"]:
             again = seal_claim(claim, ledger=_claim_ledger_ref(old.seq, old.get("prev_sha256")))
             if again["integrity"]["sha256"] == old.get("claim_sha256"):
                 return again, None

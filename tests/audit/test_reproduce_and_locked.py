@@ -123,6 +123,31 @@ def test_identical_rerun_gives_identical_bytes_and_no_new_entry(ws: Workspace) -
     assert len(ws.ledger.read_text(encoding="utf-8").splitlines()) == 1
 
 
+def test_reruns_at_other_times_are_new_entries_and_not_hashed_again(ws: Workspace, monkeypatch) -> None:
+    """Only an entry with the claim's own creation time can hold that claim: re-runs of the same data
+    at other times (CI on every commit) are not re-sealed one by one, and the identical re-run still
+    finds its entry among them."""
+    import evalspec.looks as looks
+
+    for day in ("2026-11-17", "2026-11-18", "2026-11-19"):
+        ws.run(day=day)
+    assert len(ws.ledger.read_text(encoding="utf-8").splitlines()) == 4
+    on_18 = json.loads(ws.ledger.read_text(encoding="utf-8").splitlines()[2])
+    sealed: list[int] = []
+    real = looks.seal_claim
+
+    def counting(claim, **kw):
+        sealed.append(1)
+        return real(claim, **kw)
+
+    monkeypatch.setattr(looks, "seal_claim", counting)
+    ws.run(day="2026-11-18")  # the same claim as the third entry's: found, sealed once, nothing appended
+    assert len(sealed) == 1 and len(ws.ledger.read_text(encoding="utf-8").splitlines()) == 4
+    assert ws.read_claim()["integrity"]["sha256"] == on_18["claim_sha256"]
+    ws.run(day="2026-11-16")  # a new time: one seal for the new entry, none for the four before it
+    assert len(sealed) == 2 and len(ws.ledger.read_text(encoding="utf-8").splitlines()) == 5
+
+
 def test_ledger_folder_that_is_a_file_is_exit_2_and_no_claim(tmp_path: Path) -> None:
     """The same refusal as below, in a form root cannot write through (it runs in CI, which is root)."""
     w = make_workspace(tmp_path)
