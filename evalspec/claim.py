@@ -14,6 +14,7 @@ import datetime as _dt
 import json
 import math
 import os
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -59,9 +60,9 @@ def normalize(value: Any) -> Any:
     if cls is float:
         return _round(value)
     if cls is dict:
-        return {k if k.__class__ is str else str(k): normalize(v) for k, v in value.items()}
+        return _normal_dict(value)
     if cls is list:
-        return [normalize(v) for v in value]
+        return _normal_list(value)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
@@ -81,20 +82,79 @@ def normalize(value: Any) -> Any:
     raise TypeError(f"cannot put a {type(value).__name__} into the claim record")
 
 
-def dumps(claim: dict[str, Any]) -> str:
+def _normal_dict(value: dict[Any, Any]) -> dict[str, Any]:
+    """:func:`normalize` of a dict: its texts, integers, booleans and nulls as they are, without a call each
+    (a claim's rows of cases and clusters are dicts of these)."""
+    out = {}
+    for k, v in value.items():
+        c = v.__class__
+        out[k if k.__class__ is str else str(k)] = v if c is str or c is int or c is bool or v is None else \
+            _round(v) if c is float else normalize(v)
+    return out
+
+
+def _normal_list(value: list[Any]) -> list[Any]:
+    """:func:`normalize` of a list (its dicts' and texts' normal form made here, without a call each)."""
+    out = []
+    append = out.append
+    for v in value:
+        c = v.__class__
+        if c is dict:
+            append(_normal_dict(v))
+        elif c is str or c is int or c is bool or v is None:
+            append(v)
+        else:
+            append(normalize(v))
+    return out
+
+
+def dumps(claim: dict[str, Any], *, normalized: bool = False) -> str:
     """The claim's canonical text: sorted keys, 2-space indent, UTF-8, trailing newline.
 
     The same text as ``json.dumps(normalize(claim), indent=2, sort_keys=True,
     ensure_ascii=False)``, written by :func:`_indented` (the standard library's indented
-    encoder is pure Python and several times slower).
+    encoder is pure Python and several times slower). ``normalized``: ``claim`` is
+    :func:`normalize`'s output already (made once for the claim's hash and its text).
     """
     parts: list[str] = []
-    _indented(normalize(claim), "\n", parts)
+    _indented(claim if normalized else normalize(claim), "\n", parts)
     parts.append("\n")
     return "".join(parts)
 
 
 _encode_str = getattr(json.encoder, "c_encode_basestring", None) or json.encoder.py_encode_basestring
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _flat_text(value: list[Any], newline: str) -> str | None:
+    """``value``'s text as :func:`_indented` writes it, by the standard library's C encoder, when it is a list of
+    scalars or of non-empty dicts of scalars (a claim's long lists: cases, clusters); None for any other list.
+
+    The C encoder writes no indent, but it writes any separator between items: the line break and
+    indent of the items' level. In a list of dicts that one separator comes between two dicts'
+    members and, after a ``}`` and before a ``{``, between two dicts; only there (a member's value is
+    a scalar, which never ends in ``}``; a text holds no line break), where the dicts' own line is put back.
+    """
+    inner = newline + "  "
+    kinds = set(map(type, value))
+    try:
+        if kinds <= _SCALARS:
+            return "[" + inner + _encoder("," + inner).encode(value)[1:-1] + newline + "]"
+        if kinds != {dict} or not all(value) or not set(map(type, chain.from_iterable(map(dict.values, value)))) \
+                <= _SCALARS:
+            return None
+        members = inner + "  "
+        body = _encoder("," + members).encode(value)[2:-2]
+    except ValueError:  # a NaN (not normalised): the writer below says what is wrong
+        return None
+    between = "}," + members + "{"
+    return "[" + inner + "{" + members + body.replace(between, inner + "}," + inner + "{" + members) + inner + "}" \
+        + newline + "]"
+
+
+def _encoder(separator: str) -> json.JSONEncoder:
+    return json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(separator, ": "), allow_nan=False,
+                            check_circular=False)
 
 
 def _indented(value: Any, newline: str, out: list[str]) -> None:
@@ -121,6 +181,10 @@ def _indented(value: Any, newline: str, out: list[str]) -> None:
     elif cls is list:
         if not value:
             out.append("[]")
+            return
+        flat = _flat_text(value, newline) if len(value) > 1 else None
+        if flat is not None:
+            out.append(flat)
             return
         inner = newline + "  "
         first = True

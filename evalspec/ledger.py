@@ -47,7 +47,9 @@ __all__ = [
     "ledger_path",
     "new_entry",
     "read_ledger",
+    "normal_body",
     "seal_claim",
+    "sealed_normal",
     "verify",
     "verify_claim_hash",
     "look_number",
@@ -80,7 +82,12 @@ def _claim_text(claim: dict[str, Any]) -> str:
     """
     from evalspec.claim import normalize
 
-    return json.dumps(normalize(claim), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _compact(normalize(claim))
+
+
+def _compact(normal: dict[str, Any]) -> str:
+    """:func:`_claim_text` of a claim normalised already."""
+    return json.dumps(normal, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def claim_sha256(claim: dict[str, Any]) -> str:
@@ -100,14 +107,37 @@ def claim_sha256(claim: dict[str, Any]) -> str:
 
 def seal_claim(claim: dict[str, Any], *, ledger: dict[str, Any] | None = None) -> dict[str, Any]:
     """Return a copy of ``claim`` with ``integrity`` = ``{sha256, of, ledger}`` filled in."""
+    return sealed_normal(claim, ledger=ledger)[0]
+
+
+def normal_body(claim: dict[str, Any]) -> dict[str, Any]:
+    """:func:`~evalspec.claim.normalize` of ``claim`` without its ``integrity``: all of it that sealing leaves alone."""
+    from evalspec.claim import normalize
+
+    return normalize({k: v for k, v in claim.items() if k != "integrity"})
+
+
+def sealed_normal(claim: dict[str, Any], *, ledger: dict[str, Any] | None = None,
+                  body: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`seal_claim`'s copy of ``claim``, and that copy normalised (:func:`~evalspec.claim.normalize`).
+
+    The claim is normalised once: its self-hash is taken over the normalised copy's compact text,
+    and ``claim.json``'s text is written from the same copy (``dumps(normal, normalized=True)``).
+    ``body``: :func:`normal_body` of ``claim``, when made already (a look sealed twice).
+    """
+    from evalspec.claim import normalize
+
     out = dict(claim)
     out["integrity"] = {
         "of": "SHA-256 of this claim's canonical JSON (sorted keys, compact separators, floats to 12 "
         "significant digits) without integrity.sha256",
         "ledger": ledger,
     }
-    out["integrity"]["sha256"] = claim_sha256(out)
-    return out
+    normal = dict(normal_body(claim) if body is None else body)
+    normal["integrity"] = normalize(out["integrity"])
+    digest = _sha(_compact(normal))
+    out["integrity"]["sha256"] = normal["integrity"]["sha256"] = digest
+    return out, normal
 
 
 def verify_claim_hash(claim: dict[str, Any]) -> tuple[bool | None, str | None, str]:

@@ -19,16 +19,24 @@ from evalspec.ledger import (
     entry_self_hash,
     ledger_path,
     new_entry,
+    normal_body,
     read_ledger,
-    seal_claim,
+    sealed_normal,
     with_look_caveat,
 )
 
-__all__ = ["record_look", "seal_run"]
+__all__ = ["look_recorded", "record_look", "seal_run"]
 
 
 def seal_run(claim: dict[str, Any], plan_path: str | Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The sealed claim and its ledger entry, ready to write (nothing is written here).
+    """The sealed claim and its ledger entry, ready to write (nothing is written here): :func:`_sealed_run`'s."""
+    sealed, entry, _ = _sealed_run(claim, plan_path)
+    return sealed, entry
+
+
+def _sealed_run(claim: dict[str, Any], plan_path: str | Path
+                ) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+    """The sealed claim, its ledger entry and the sealed claim normalised, ready to write (nothing is written here).
 
     The entry is ``None`` when the ledger already holds this very claim (a re-run with the
     same inputs, seeds and ``SOURCE_DATE_EPOCH``): nothing new was seen.
@@ -56,16 +64,17 @@ def seal_run(claim: dict[str, Any], plan_path: str | Path) -> tuple[dict[str, An
     # look: it gets the entry it had, so identical inputs still give identical bytes. Only an entry
     # with this claim's creation time can hold this claim, so re-runs of the same data at other
     # times (CI on every commit) are not each hashed again: the claim is hashed once per match
+    body = normal_body(claim)  # (normalised once, however many times it is sealed)
     for old in previous:
         if old.get("time") == entry["time"] and old.get("plan_hash") == entry["plan_hash"] \
                 and old.get("data") == entry["data"] and old.get("plan_file") == entry["plan_file"]:
-            again = seal_claim(claim, ledger=_claim_ledger_ref(old.seq, old.get("prev_sha256")))
+            again, normal = sealed_normal(claim, ledger=_claim_ledger_ref(old.seq, old.get("prev_sha256")), body=body)
             if again["integrity"]["sha256"] == old.get("claim_sha256"):
-                return again, None
-    sealed = seal_claim(claim, ledger=_claim_ledger_ref(entry["seq"], entry["prev_sha256"]))
+                return again, None, normal
+    sealed, normal = sealed_normal(claim, ledger=_claim_ledger_ref(entry["seq"], entry["prev_sha256"]), body=body)
     entry["claim_sha256"] = sealed["integrity"]["sha256"]
     entry["entry_sha256"] = entry_self_hash(entry)
-    return sealed, entry
+    return sealed, entry, normal
 
 
 def _claim_ledger_ref(seq: Any, prev: Any) -> dict[str, Any]:
@@ -78,6 +87,12 @@ def record_look(claim: dict[str, Any], plan_path: str | Path) -> dict[str, Any]:
     Returns the sealed claim (to be written next). Raises ``InputError`` (exit 2) when the
     ledger cannot be read or written.
     """
+    return look_recorded(claim, plan_path)[0]
+
+
+def look_recorded(claim: dict[str, Any], plan_path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`record_look`'s sealed claim, and that claim normalised (:func:`evalspec.claim.normalize`), from which
+    its self-hash was taken and ``claim.json``'s text is written: a long claim is normalised once, not twice."""
     from contextlib import ExitStack
 
     from evalspec.errors import Diagnostic, InputError
@@ -102,7 +117,7 @@ def record_look(claim: dict[str, Any], plan_path: str | Path) -> dict[str, Any]:
             stack.callback(fcntl.flock, fd, fcntl.LOCK_UN)
         except (ImportError, OSError):  # no POSIX locks here: the append stays atomic, the order unguarded
             pass
-        sealed, entry = seal_run(claim, plan_path)
+        sealed, entry, normal = _sealed_run(claim, plan_path)
         if entry is not None:
             append_entry(plan_path, entry)
-    return sealed
+    return sealed, normal

@@ -580,12 +580,15 @@ def default_out_dir(plan_path: str | Path) -> Path:
     return Path(plan_path).parent / "out"
 
 
-def write_claim(claim: dict[str, Any], out_dir: Path) -> Path:
-    """Write ``claim.json`` into ``out_dir`` atomically and return its path."""
+def write_claim(claim: dict[str, Any], out_dir: Path, *, normal: dict[str, Any] | None = None) -> Path:
+    """Write ``claim.json`` into ``out_dir`` atomically and return its path.
+
+    ``normal``: the claim normalised already (:func:`evalspec.looks.look_recorded`), written as it is.
+    """
     from evalspec._atomic import write_text_atomic
     from evalspec.claim import dumps
 
-    text = dumps(claim)
+    text = dumps(claim) if normal is None else dumps(normal, normalized=True)
     path = out_dir / "claim.json"
     write_text_atomic(path, text)
     return path

@@ -87,18 +87,18 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
             "code": "data_outside_plan_folder",
             "message": "Results were read from outside the plan's folder, as allowed by --allow-outside-data: "
             + ", ".join(dict.fromkeys(outside)) + " (relative to the plan's folder)."})
-    from evalspec.looks import record_look
+    from evalspec.looks import look_recorded
 
     # the ledger of looks beside the plan gets this run's entry (before the claim: no unrecorded look);
-    # the claim records its own SHA-256 and its ledger entry
-    claim = record_look(claim, plan)
+    # the claim records its own SHA-256 and its ledger entry (normalised once for the hash and the text)
+    claim, normal = look_recorded(claim, plan)
     target = Path(out_dir) if out_dir is not None else default_out_dir(plan)
     replaced = _previous_claim(target)
     old_reports = [n for n in ("report.html", "report.pdf") if (target / n).is_file()] if no_report else []
     report_error: BaseException | None = None
     with OutputSet(target) as outputs:
         assert outputs.staging is not None
-        staged = write_claim(claim, outputs.staging)
+        staged = write_claim(claim, outputs.staging, normal=normal)
         if not no_report:
             from evalspec.commands.report import formats_for
             from evalspec.report import load_claim, render

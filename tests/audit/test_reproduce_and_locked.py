@@ -134,13 +134,13 @@ def test_reruns_at_other_times_are_new_entries_and_not_hashed_again(ws: Workspac
     assert len(ws.ledger.read_text(encoding="utf-8").splitlines()) == 4
     on_18 = json.loads(ws.ledger.read_text(encoding="utf-8").splitlines()[2])
     sealed: list[int] = []
-    real = looks.seal_claim
+    real = looks.sealed_normal
 
     def counting(claim, **kw):
         sealed.append(1)
         return real(claim, **kw)
 
-    monkeypatch.setattr(looks, "seal_claim", counting)
+    monkeypatch.setattr(looks, "sealed_normal", counting)
     ws.run(day="2026-11-18")  # the same claim as the third entry's: found, sealed once, nothing appended
     assert len(sealed) == 1 and len(ws.ledger.read_text(encoding="utf-8").splitlines()) == 4
     assert ws.read_claim()["integrity"]["sha256"] == on_18["claim_sha256"]
