@@ -535,7 +535,7 @@ class _ColumnByColumn:
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
         typ = col.type
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):  # numbered here too, in the thread
-            self.encoded[name] = col.dictionary_encode()
+            self.encoded[name] = dictionary_encode(col)
         elif pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
             self.coded[name] = arrow_codes(col)  # (numbers and booleans: typed alike wherever they are read)
         return col
@@ -553,6 +553,78 @@ class _ColumnByColumn:
                 ahead = pool.submit(self._column, names[k + 1]) if k + 1 < len(names) else None
                 yield col
                 del col
+
+
+#: Pairs of neighbouring texts compared in the first pass of :func:`_repeated_block` (doubled each pass), so
+#: a column that is not a sorted block repeated costs about this many comparisons to tell.
+_FIRST_LOOK = 4096
+
+
+def dictionary_encode(col: Any) -> Any:
+    """``col.dictionary_encode()`` of an Arrow string array, without hashing when the column is one block of
+    distinct texts repeated (what a case table in ``ORDER BY`` candidate, case gives its case ids).
+
+    Such a column is told by comparisons alone: its first texts are strictly increasing in byte
+    order up to the block's length ``m`` (so they are distinct), and every text equals the one ``m``
+    before it. Its encoding is then known: the block as the dictionary (first-seen order is the
+    block's order) and codes ``0 .. m-1`` for each repeat. Any other column is hashed by Arrow, the
+    same result (``tests/results/test_dictionary_encode.py`` holds the two equal).
+    """
+    import pyarrow as pa
+
+    m = _repeated_block(col)
+    if m is None:
+        return col.dictionary_encode()
+    from evalspec.results.text_index import text_buffers
+
+    offsets, data = text_buffers(col)  # (the block copied out: the column's buffers are not held by it)
+    wide = pa.types.is_large_string(col.type)
+    block_offsets = (offsets[:m + 1] - offsets[0]).astype(np.int64 if wide else np.int32)
+    block_data = data[offsets[0]:offsets[m]].copy()
+    block = pa.Array.from_buffers(col.type, m, [None, pa.py_buffer(block_offsets), pa.py_buffer(block_data)])
+    codes = np.tile(np.arange(m, dtype=np.int32), len(col) // m)
+    return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), codes.size, [None, pa.py_buffer(codes)]),
+                                          block)
+
+
+def _repeated_block(col: Any) -> int | None:
+    """The length ``m`` of the block of distinct texts in byte order that ``col`` repeats, else None.
+
+    ``col`` (an Arrow string array without nulls) is ``col[:m]`` repeated when its first ``m``
+    texts are strictly increasing (each distinct), ``m`` divides its length and every text equals
+    the one ``m`` before it; the comparisons are Arrow's (bytes), a pass at a time, so a column
+    that is none stops at the first pass.
+    """
+    import pyarrow.compute as pc
+
+    n = len(col)
+    if not n or col.null_count:
+        return None
+
+    def first_false(ok: Any) -> int:  # (-1: all true)
+        flags = arrow_numpy(ok)
+        return -1 if flags.all() else int(np.argmin(flags))
+
+    pos, size, m = 0, _FIRST_LOOK, n  # texts 0 .. pos are strictly increasing
+    while pos < n - 1:
+        step = min(size, n - 1 - pos)
+        bad = first_false(pc.less(col.slice(pos, step), col.slice(pos + 1, step)))
+        if bad >= 0:
+            m = pos + bad + 1
+            break
+        pos, size = pos + step, size * 2
+    if n % m:
+        return None
+    head = min(m, _FIRST_LOOK)  # the last block's first texts first (a column of runs, like "A"s then "B"s)
+    if m < n and first_false(pc.equal(col.slice(n - m, head), col.slice(0, head))) >= 0:
+        return None
+    pos, size = m, _FIRST_LOOK
+    while pos < n:  # text i equals text i - m
+        step = min(size, n - pos)
+        if first_false(pc.equal(col.slice(pos, step), col.slice(pos - m, step))) >= 0:
+            return None
+        pos, size = pos + step, size * 2
+    return m
 
 
 def _parquet_batch_rows(meta: Any) -> int:

@@ -31,13 +31,15 @@ def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarr
     plan = t.plan
     names = list(plan.candidates)
     version, vlabels = _versions(t)
-    _one_row_each(t, cand, case, case_ids, version, vlabels, cluster)
+    cells = _Cells(cand, case, len(names), len(case_ids))  # (in matrix order: each cell's one row, nothing to find)
+    if not cells.in_order:
+        _one_row_each(t, cand, case, case_ids, version, vlabels, cluster)
     for j, name in enumerate(names):
-        if not np.any(cand == j):
+        if not cells.in_order and not np.any(cand == j):
             t.problems.append(Diagnostic(file=where_all, key=plan.data.columns.candidate,
                                          message=f"candidate {name!r} has no rows in the case table",
                                          hint="reduce every candidate's attempts, or check the candidate names"))
-    if cluster is not None and _clusters_differ(case, cluster, len(case_ids)):
+    if cluster is not None and _clusters_differ(cells, case, cluster, len(case_ids)):
         first = np.full(len(case_ids), -1, dtype=np.int64)
         order = np.argsort(case, kind="stable")
         starts = np.r_[0, np.flatnonzero(case[order][1:] != case[order][:-1]) + 1] if case.size else np.zeros(0, int)
@@ -53,9 +55,8 @@ def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarr
     seen = _version_checks(t, cand, version, vlabels, counts)
     t.raise_problems("checks")
 
-    cells = _Cells(cand, case, len(names), len(case_ids))
     table = CaseTable(files=files, candidates=names, case_ids=case_ids, cluster_ids=cluster_ids,
-                      case_cluster=_case_cluster(case, cluster, len(case_ids)), raw=t.cols, time_range=None,
+                      case_cluster=_case_cluster(cells, case, cluster, len(case_ids)), raw=t.cols, time_range=None,
                       attempts=cells.matrix(counts["attempts"]),
                       missing_counts=cells.matrix(counts["missing"]),
                       passes=cells.matrix(counts["passes"]),
@@ -74,8 +75,12 @@ def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarr
     return table
 
 
-def _clusters_differ(case: np.ndarray, cluster: np.ndarray, n_cases: int) -> bool:
-    """Whether the rows of some case name two clusters (a scatter and a gather: no sort when none does)."""
+def _clusters_differ(cells: _Cells, case: np.ndarray, cluster: np.ndarray, n_cases: int) -> bool:
+    """Whether the rows of some case name two clusters (a scatter and a gather: no sort when none does; in
+    matrix order, whether some candidate's row of clusters differs from the first's)."""
+    if cells.in_order:
+        grid = cluster.reshape(cells.shape)
+        return bool(np.any(grid[1:] != grid[0]))
     some = np.full(n_cases, -1, dtype=np.int64)
     some[case] = cluster  # one row's cluster per case (whichever NumPy wrote last)
     return bool(np.any(some[case] != cluster))
@@ -101,7 +106,8 @@ class _Cells:
         self.shape = (n_cand, n_cases)
         self.cell = cand.astype(np.int64) * n_cases + case  # each row's cell
         size = n_cand * n_cases
-        self.in_order = bool(self.cell.size == size and (size < 2 or np.all(self.cell[1:] > self.cell[:-1])))
+        self.in_order = bool(self.cell.size == size and (size < 1 or self.cell[0] >= 0)
+                             and (size < 2 or np.all(self.cell[1:] > self.cell[:-1])))
 
     def matrix(self, values: np.ndarray, fill: float = 0) -> np.ndarray:
         """The matrix of ``values`` (each row's at its cell), ``fill`` where no row is.
@@ -128,9 +134,12 @@ class _Cells:
         return out
 
 
-def _case_cluster(case: np.ndarray, cluster: np.ndarray | None, n_cases: int) -> np.ndarray | None:
+def _case_cluster(cells: _Cells, case: np.ndarray, cluster: np.ndarray | None, n_cases: int) -> np.ndarray | None:
+    """Each case's cluster (the clusters checked: the same in every row of a case)."""
     if cluster is None:
         return None
+    if cells.in_order:  # (the first candidate's rows are the cases in order)
+        return cluster[:n_cases].astype(np.int64)
     out = np.zeros(n_cases, dtype=np.int64)
     out[case] = cluster
     return out

@@ -55,6 +55,40 @@ def test_rows_in_any_order_give_the_claim_of_rows_in_order(study: tuple[Path, pa
     assert other == in_order
 
 
+def test_the_whole_table_in_order_gives_the_claim_of_its_rows_reversed(study: tuple[Path, pa.Table]) -> None:
+    folder, table = study  # (every cell once, in matrix order: the reshape, the cluster and key checks' shortcuts)
+    pq.write_table(table, folder / "cases.parquet")
+    in_order = claim_bytes(folder / "plan_ct.yaml")
+    pq.write_table(table.take(pa.array(np.arange(table.num_rows)[::-1])), folder / "cases.parquet")
+    reversed_ = claim_bytes(folder / "plan_ct.yaml")
+    assert in_order.pop("data") != reversed_.pop("data")
+    assert reversed_ == in_order
+
+
+@pytest.mark.parametrize("order", ["in order", "reversed"])
+def test_a_case_whose_cluster_differs_is_refused_in_any_order(study: tuple[Path, pa.Table], order: str) -> None:
+    from evalspec.errors import InputError
+    from evalspec.run import run_plan
+
+    folder, table = study
+    docs = table.column("doc").to_pylist()
+    row = table.num_rows // 2 + 1  # candidate B's second case
+    docs[row] = "d-elsewhere"
+    changed = table.set_column(table.schema.get_field_index("doc"), "doc", pa.array(docs))
+    idx = np.arange(table.num_rows)
+    pq.write_table(changed.take(pa.array(idx if order == "in order" else idx[::-1])), folder / "cases.parquet")
+    with pytest.raises(InputError) as err:
+        run_plan(folder / "plan_ct.yaml")
+    case = table.column("case_id")[row].as_py()
+    assert [d.message for d in err.value.diagnostics] == [
+        f"the case's cluster differs between rows (case {case!r} is in cluster 'd-elsewhere' elsewhere)"
+        if order == "reversed" else
+        f"the case's cluster differs between rows (case {case!r} is in cluster {docs[row - table.num_rows // 2]!r}"
+        " elsewhere)"]
+    flagged = row if order == "in order" else table.num_rows - 1 - (row - table.num_rows // 2)  # (the later row)
+    assert err.value.diagnostics[0].line == flagged + 1
+
+
 def test_the_in_order_table_is_laid_out_without_a_scatter() -> None:
     from evalspec.results.case_checks import _Cells
 
