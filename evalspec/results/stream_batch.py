@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as _dt
 from itertools import compress, repeat
-from operator import is_
 from typing import Any
 
 import numpy as np
@@ -63,10 +62,20 @@ class _Values:
 
 
 def first_rows(codes: np.ndarray, m: int) -> np.ndarray:
-    """The first row of each of ``m`` codes (``codes``: -1 for none), ``len(codes)`` where a code is not used."""
-    first = np.full(m, codes.shape[0], dtype=np.int64)
-    ok = np.flatnonzero(codes >= 0)
-    np.minimum.at(first, codes[ok], ok)
+    """The first row of each of ``m`` codes (``codes``: -1 for none), ``len(codes)`` where a code is not used.
+
+    A code's first row begins a run of equal codes, so only the runs' first rows are looked at
+    (a batch's rows of one case, or of one version, are mostly together).
+    """
+    n = codes.shape[0]
+    first = np.full(m, n, dtype=np.int64)
+    if not n:
+        return first
+    starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    starts = np.concatenate(([0], starts)) if starts.size else np.zeros(1, dtype=np.int64)
+    at = codes[starts]
+    ok = at >= 0
+    np.minimum.at(first, at[ok], starts[ok])
     return first
 
 
@@ -89,11 +98,14 @@ def _labels_in_order(index: dict[str, int], labels: np.ndarray, codes: np.ndarra
     if not len(labels):
         return out
     _, used, keys = label_order(labels, codes) if order is None else order
-    found = list(map(index.get, keys))  # (C loops: a batch has tens of thousands of new case ids)
-    if None in found:  # (the labels are distinct)
-        new = list(compress(keys, map(is_, found, repeat(None))))
-        index.update(zip(new, range(len(index), len(index) + len(new))))
-        found = list(map(index.__getitem__, keys))
+    # (C loops: a batch has tens of thousands of new case ids; each is looked up once)
+    found = np.fromiter(map(index.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+    new = found < 0
+    k = int(np.count_nonzero(new))
+    if k:  # (the labels are distinct: the new ones are numbered on, in row order)
+        n = len(index)
+        found[new] = np.arange(n, n + k)
+        index.update(zip(keys if k == len(keys) else compress(keys, new.tolist()), range(n, n + k)))
     out[used] = found
     return out
 
@@ -398,8 +410,8 @@ class Reducer:
     def _versions(self, j: int, lines: np.ndarray, cand: np.ndarray, version: Any) -> None:
         if version is None:
             return
-        g = _labels_in_order(self.versions, np.asarray(version.uniques, dtype=object),
-                             np.asarray(version.codes, dtype=np.int64))[np.asarray(version.codes, dtype=np.int64)]
+        codes = np.asarray(version.codes, dtype=np.int64)
+        g = _labels_in_order(self.versions, np.asarray(version.uniques, dtype=object), codes)[codes]
         n_v = len(self.versions)
         if self.version_rows.shape[1] < n_v:
             grown = np.zeros((len(self.names), n_v), dtype=np.int64)

@@ -33,14 +33,18 @@ class StreamedTable(CaseTable):
     masks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
-def _sorted(labels: list[str]) -> np.ndarray:
-    """The order that sorts ``labels`` (code point order, as the in-memory path sorts ids)."""
-    if not labels:
-        return np.zeros(0, dtype=np.int64)
+def _sorted(labels: list[str]) -> np.ndarray | None:
+    """The order that sorts ``labels`` (distinct; code point order, as the in-memory path sorts ids), None when
+    they are in that order already (results written in case order: nothing to sort or gather)."""
+    if len(labels) < 2:
+        return None
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    return np.asarray(pc.sort_indices(pa.array(labels, pa.string())), dtype=np.int64)
+    arr = pa.array(labels, pa.string())
+    if pc.all(pc.greater(arr.slice(1), arr.slice(0, len(labels) - 1))).as_py():  # (Arrow compares UTF-8 bytes)
+        return None
+    return np.asarray(pc.sort_indices(arr), dtype=np.int64)
 
 
 def _objects(values: list[Any]) -> np.ndarray:
@@ -93,18 +97,22 @@ def finish(red: Any) -> Any:
     plan = red.plan
     planned, k = int(plan.attempts.repeats), int(plan.attempts.k or 1)
     case_labels = list(red.cases)
-    order = _sorted(case_labels)
-    state = red.state.trimmed(len(case_labels), order)
+    n_cases = len(case_labels)
+    resort = _sorted(case_labels)
+    state = red.state.trimmed(n_cases, resort)
     red.state = red.cases = None  # (their copies in case order are all that is needed now)
-    case_ids = _objects(case_labels)[order]
+    order = np.arange(n_cases) if resort is None else resort
+    case_ids = _objects(case_labels) if resort is None else _objects(case_labels)[order]
     cluster_ids = case_cluster = None
     if plan.units.cluster is not None:
         cl_labels = list(red.clusters)
         cl_order = _sorted(cl_labels)
+        cl_order = np.arange(len(cl_labels)) if cl_order is None else cl_order
         rank = np.empty(len(cl_labels), dtype=np.int64)
         rank[cl_order] = np.arange(len(cl_labels))
         cluster_ids = _objects(cl_labels)[cl_order]
-        case_cluster = rank[red.case_cluster[:len(case_labels)][order]]
+        firsts = red.case_cluster[:n_cases]
+        case_cluster = rank[firsts if resort is None else firsts[order]]
     kept = lowest_bits(state.present, planned)
     names = [c.name for c in case_table_columns(plan)]
     counts = rule_counts(state, kept, names, k)

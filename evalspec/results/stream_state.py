@@ -183,12 +183,15 @@ class CellState:
         hi[c] = np.maximum(hi[c], np.maximum.reduceat(code, starts))
 
     def trimmed(self, n_cases: int, order: np.ndarray | None = None) -> CellState:
-        """The state of the first ``n_cases`` cases, their columns in ``order`` (the sorted case ids)."""
-        pick = np.arange(n_cases) if order is None else order
+        """The state of the first ``n_cases`` cases, their columns in ``order`` (the sorted case ids; None: as
+        they are, copied whole rather than gathered)."""
+        def pick(a: np.ndarray) -> np.ndarray:
+            return a[:, :n_cases].copy() if order is None else a[:, order]
+
         out = CellState.__new__(CellState)
         out.n_cand, out.cap = self.n_cand, n_cases
-        out.present, out.passed, out.missing = (a[:, pick] for a in (self.present, self.passed, self.missing))
-        out.attrs = {name: AttributeState(a.first_rep[:, pick], a.first_code[:, pick], a.lo[:, pick], a.hi[:, pick])
+        out.present, out.passed, out.missing = (pick(a) for a in (self.present, self.passed, self.missing))
+        out.attrs = {name: AttributeState(pick(a.first_rep), pick(a.first_code), pick(a.lo), pick(a.hi))
                      for name, a in self.attrs.items()}
         return out
 

@@ -1,0 +1,106 @@
+"""The streaming fold's shortcuts give what the plain ways give, for any batch (hypothesis).
+
+* ``first_rows`` looks only at the first row of each run of equal codes;
+* ``_labels_in_order`` looks each label up once and numbers the new ones in row order;
+* ``stream_finish._sorted`` says "in order already" (None) only for labels in code point order, and
+  the state is then copied whole rather than gathered (``CellState.trimmed``);
+* a streamed claim is the in-memory one whether the case ids come sorted, reversed or shuffled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evalspec.results.stream_batch import _labels_in_order, first_rows, label_order
+from evalspec.results.stream_finish import _sorted
+from evalspec.results.stream_state import CellState
+
+_codes = st.lists(st.integers(-1, 6), max_size=60)
+
+
+def _first_plain(codes: list[int], m: int) -> list[int]:
+    return [codes.index(k) if k in codes else len(codes) for k in range(m)]
+
+
+@given(_codes, st.booleans())
+def test_first_rows_is_each_codes_first_row(codes: list[int], runs: bool) -> None:
+    if runs:  # rows of one code together, as a batch's rows of a case usually are
+        codes = sorted(codes)
+    for dtype in (np.int8, np.int32, np.int64):
+        assert first_rows(np.array(codes, dtype=dtype), 7).tolist() == _first_plain(codes, 7)
+
+
+@given(st.lists(st.lists(st.integers(0, 8), max_size=30), max_size=5))
+def test_labels_are_numbered_as_a_dict_numbers_them_in_row_order(batches: list[list[int]]) -> None:
+    """Batch after batch, the global codes are those of a dict filled row by row (new labels numbered as first seen)."""
+    index: dict[str, int] = {}
+    plain: dict[str, int] = {}
+    for rows in batches:
+        labels = np.array(sorted({f"id-{r}" for r in rows}) + ["unused"], dtype=object)
+        local = np.array([list(labels).index(f"id-{r}") for r in rows], dtype=np.int64)
+        for r in rows:
+            plain.setdefault(f"id-{r}", len(plain))
+        for order in (None, label_order(labels, local)):
+            got = _labels_in_order(dict(index), labels, local, order)
+            assert got[local].tolist() == [plain[f"id-{r}"] for r in rows]
+            assert got[-2] == -1 and got[-1] == -1  # ("unused" in no row; the trailing slot for code -1)
+        _labels_in_order(index, labels, local)
+        assert index == plain
+
+
+@given(st.lists(st.text(min_size=1, max_size=4), unique=True, max_size=12))
+def test_sorted_says_in_order_only_for_sorted_labels(labels: list[str]) -> None:
+    order = _sorted(labels)
+    plain = sorted(range(len(labels)), key=lambda i: [ord(c) for c in labels[i]])  # code point order
+    assert (order is None) == (plain == list(range(len(labels))))
+    assert (list(range(len(labels))) if order is None else order.tolist()) == plain
+
+
+def test_a_state_in_order_is_copied_whole_and_owns_its_arrays() -> None:
+    state = CellState(2, ["topic"])
+    state.grow(5)
+    state.present[:, :3] = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.uint64)
+    state.attrs["topic"].first_code[:, :3] = 7
+    whole = state.trimmed(3)
+    gathered = state.trimmed(3, np.arange(3))
+    for a, b in ((whole.present, gathered.present), (whole.attrs["topic"].first_code, gathered.attrs["topic"].first_code)):
+        assert a.tolist() == b.tolist() and a.flags.c_contiguous and a.base is None
+    state.present[0, 0] = 99
+    assert whole.present[0, 0] == 1
+
+
+def test_streamed_claim_is_the_in_memory_one_whatever_the_id_order(tmp_path, monkeypatch) -> None:
+    """Ids written sorted (the copy-whole path), reversed and shuffled (the sorting paths) give the in-memory claim."""
+    import json
+
+    from evalspec.claim import dumps
+    from evalspec.run import run_plan
+
+    plan_text = (
+        "evalspec: 1\nid: order\ntitle: t\nquestion: q?\ndecision_owner: o\npopulation: p\n"
+        "data: {results: results.jsonl, columns: {candidate: candidate, repeat: repeat, outcome: passed}}\n"
+        "candidates: {A: {model: a, version: v1}, B: {model: b, version: v1}}\nbaseline: B\n"
+        "units: {case: case_id, cluster: doc}\nattempts: {repeats: 2, rule: majority}\n"
+        "analyses:\n  - {kind: proportion}\n  - {kind: paired_difference, compare: [A, B], resamples: 200, seed: 1}\n"
+        "decision: {minimum_improvement: 0.01}\n")
+    rng = np.random.default_rng(3)
+    ids = [f"case-{i:03d}" for i in range(120)]
+    claims = {}
+    for name, order in (("sorted", ids), ("reversed", ids[::-1]), ("shuffled", list(rng.permutation(ids)))):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "plan.yaml").write_text(plan_text, encoding="utf-8")
+        rows = [{"candidate": m, "case_id": c, "doc": f"d{int(c[5:]) % 9}", "repeat": r,
+                 "passed": bool((int(c[5:]) * 7 + r + (m == "A")) % 3)} for m in ("A", "B") for c in order
+                for r in (1, 2)]
+        (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        for mode, rows_limit in (("streamed", "0"), ("in memory", str(10**12))):
+            monkeypatch.setenv("EVALSPEC_STREAM_ROWS", rows_limit)
+            monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796126400")
+            claim = json.loads(dumps(run_plan(folder / "plan.yaml", command=["evalspec", "run", "plan.yaml"])))
+            claim["data"] = claim["plan"]["path"] = claim["process"] = None  # (the folder's name and contents)
+            claims[name, mode] = claim
+    first = claims["sorted", "in memory"]
+    assert all(claim == first for claim in claims.values())
