@@ -504,7 +504,7 @@ def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Ite
 
         flat = not any(pa.types.is_nested(f.type) or "." in f.name for f in pf.schema_arrow)  # (names: no paths)
         if flat and rows >= pf.metadata.num_rows:  # one batch: a column at a time (one column's values held)
-            yield _ColumnByColumn(pf)
+            yield _ColumnByColumn(pf, path)
             return
         yield from pf.iter_batches(batch_size=rows)
         return
@@ -517,21 +517,40 @@ def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Ite
 class _ColumnByColumn:
     """A whole Parquet file as one batch whose columns are read one at a time, as :func:`_batch_columns` asks.
 
-    The next column is read (and numbered) in a thread while this one is typed (Arrow holds no lock), so
-    at most two columns' values are held at once; a read's error is raised where that column is asked.
+    The next columns are read (and numbered) in threads while this one is typed (Arrow holds no lock): two
+    threads, each reading through a :class:`pyarrow.parquet.ParquetFile` of its own (``path`` opened again,
+    its metadata the same as ``pf``'s; one thread reading ``pf`` without it), so at most three columns'
+    values are held at once; a read's error is raised where that column is asked.
     """
 
-    def __init__(self, pf: Any) -> None:
+    def __init__(self, pf: Any, path: Path | None = None) -> None:
         self.pf = pf
         self.schema = pf.schema_arrow
         self.num_rows = pf.metadata.num_rows
         self.encoded: dict[str, Any] = {}  # a text column's dictionary encoding, made while the one before is typed
         self.coded: dict[str, Any] = {}  # a number column's arrow_codes, likewise
+        self._files = [pf]  # one for each reading thread (a ParquetFile is not documented as safe to share)
+        if path is not None:
+            import pyarrow.parquet as pq
+
+            again = pq.ParquetFile(str(path))
+            if again.metadata.equals(pf.metadata):  # (else one thread: a file that changed is refused at its end)
+                self._files.append(again)
+        self._mine = threading.local()
+        self._lock = threading.Lock()
+
+    def _file(self) -> Any:
+        """The reading thread's own ParquetFile."""
+        pf = getattr(self._mine, "pf", None)
+        if pf is None:
+            with self._lock:
+                pf = self._mine.pf = self._files.pop()
+        return pf
 
     def _column(self, name: str) -> Any:
         import pyarrow as pa
 
-        col = self.pf.read(columns=[name], use_threads=False).column(0)
+        col = self._file().read(columns=[name], use_threads=False).column(0)
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
         typ = col.type
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):  # numbered here too, in the thread
@@ -545,12 +564,13 @@ class _ColumnByColumn:
         from concurrent.futures import ThreadPoolExecutor
 
         names = self.schema.names
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalspec-parquet") as pool:
-            ahead = pool.submit(self._column, names[0]) if names else None
+        depth = len(self._files)
+        with ThreadPoolExecutor(max_workers=depth, thread_name_prefix="evalspec-parquet") as pool:
+            ahead = [pool.submit(self._column, name) for name in names[:depth]]
             for k in range(len(names)):
-                assert ahead is not None
-                col = ahead.result()
-                ahead = pool.submit(self._column, names[k + 1]) if k + 1 < len(names) else None
+                col = ahead.pop(0).result()
+                if k + depth < len(names):
+                    ahead.append(pool.submit(self._column, names[k + depth]))
                 yield col
                 del col
 

@@ -159,3 +159,18 @@ def test_every_space_at_either_end_is_seen(edge: str) -> None:
     uniques = np.empty(len(near), dtype=object)
     uniques[:] = near
     assert _plain_texts(Texts.of(uniques, pa.array(near))) is not None
+
+
+def test_a_case_table_read_asks_for_no_huge_pages(study: tuple[Path, pa.Table]) -> None:
+    try:
+        from numpy._core import multiarray
+    except ImportError:  # (NumPy 1)
+        from numpy.core import multiarray  # type: ignore[no-redef]
+    folder, table = study
+    pq.write_table(table, folder / "cases.parquet")
+    before = multiarray._set_madvise_hugepage(True)
+    try:  # (large arrays from glibc's heap too: glibc has no way to ask that, so it is not asked)
+        claim_bytes(folder / "plan_ct.yaml")
+        assert multiarray._set_madvise_hugepage(True) is False
+    finally:
+        multiarray._set_madvise_hugepage(before)

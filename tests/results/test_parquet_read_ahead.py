@@ -72,3 +72,31 @@ def test_a_read_that_fails_in_the_thread_goes_to_the_whole_file_reader(tmp_path:
     before = {t.ident for t in threading.enumerate()}
     assert batches.stream_table(path, "parquet", path.name) is None  # (read_file then reads it whole)
     assert not [t for t in threading.enumerate() if t.ident not in before and t.name.startswith("evalspec-parquet")]
+
+
+def test_two_threads_read_each_through_a_file_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path / "t.parquet", 2000, 2)
+    used: dict[str, tuple[str, int]] = {}
+    real = batches._ColumnByColumn._column
+
+    def noted(self: batches._ColumnByColumn, name: str):  # type: ignore[no-untyped-def]
+        out = real(self, name)
+        used[name] = (threading.current_thread().name, id(self._mine.pf))
+        return out
+
+    ahead = _columns(path)
+    monkeypatch.setattr(batches._ColumnByColumn, "_column", noted)
+    assert _columns(path) == ahead
+    threads = {t for t, _ in used.values()}
+    assert len(used) == 5 and len(threads) <= 2 and all(t.startswith("evalspec-parquet") for t in threads)
+    by_thread = {t: {f for u, f in used.values() if u == t} for t in threads}
+    assert all(len(files) == 1 for files in by_thread.values())  # each thread keeps its own file ...
+    assert len(set.union(*by_thread.values())) == len(threads)  # ... and no two threads share one
+
+
+def test_a_file_whose_second_opening_differs_is_read_by_one_thread(tmp_path: Path) -> None:
+    path, other = _write(tmp_path / "t.parquet", 300, 3), _write(tmp_path / "u.parquet", 400, 4)
+    pf = pq.ParquetFile(str(path))
+    assert len(batches._ColumnByColumn(pf, path)._files) == 2
+    assert batches._ColumnByColumn(pf, other)._files == [pf]  # (another file's metadata: not a second reader)
+    assert batches._ColumnByColumn(pf)._files == [pf]
