@@ -80,6 +80,7 @@ class Distinct:
         self.parts: list[np.ndarray] = []
         self.rows = 0
         self.start = 0
+        self._whole: LazyCoded | None = None  # the column, once made (:meth:`finish`)
 
     @property
     def values(self) -> list[Any]:
@@ -97,6 +98,7 @@ class Distinct:
         :class:`~evalspec.results.values.CodedColumn` merges them. The values first seen in this
         batch have codes ``start`` to ``count - 1``, ``start`` the count before it.
         """
+        assert self._whole is None, "a batch added to a finished column"
         self.start = self.count
         arrow = _arrow_texts(uniques)
         found = self._add_texts(arrow) if arrow is not None else self._add_values(uniques.tolist())
@@ -170,11 +172,19 @@ class Distinct:
 
     def add_missing(self, n: int) -> None:
         """Add ``n`` rows without a value."""
+        assert self._whole is None, "rows added to a finished column"
         self.parts.append(np.full(n, -1, dtype=np.int8))
         self.rows += n
 
+    def finish(self) -> None:
+        """The column is whole (no batch or missing rows follow): make it now (:meth:`column` gives it)."""
+        self._whole = None
+        self._whole = self.column()
+
     def column(self) -> LazyCoded:
         """The whole column."""
+        if self._whole is not None:
+            return self._whole
         codes = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.int8)
         self.parts = []
         uniques = np.empty(self.count, dtype=object)
@@ -519,8 +529,9 @@ class _ColumnByColumn:
 
     The next columns are read (and numbered) in threads while this one is typed (Arrow holds no lock): two
     threads, each reading through a :class:`pyarrow.parquet.ParquetFile` of its own (``path`` opened again,
-    its metadata the same as ``pf``'s; one thread reading ``pf`` without it), so at most three columns'
-    values are held at once; a read's error is raised where that column is asked.
+    its metadata the same as ``pf``'s; one thread reading ``pf`` without it), a column more asked for than
+    threads read, so at most four columns' values are held at once; a read's error is raised where that
+    column is asked.
     """
 
     def __init__(self, pf: Any, path: Path | None = None) -> None:
@@ -564,8 +575,8 @@ class _ColumnByColumn:
         from concurrent.futures import ThreadPoolExecutor
 
         names = self.schema.names
-        depth = len(self._files)
-        with ThreadPoolExecutor(max_workers=depth, thread_name_prefix="evalspec-parquet") as pool:
+        depth = len(self._files) + 1  # (one more asked than threads read: a thread never waits for the typing)
+        with ThreadPoolExecutor(max_workers=len(self._files), thread_name_prefix="evalspec-parquet") as pool:
             ahead = [pool.submit(self._column, name) for name in names[:depth]]
             for k in range(len(names)):
                 col = ahead.pop(0).result()
@@ -671,6 +682,7 @@ def _read(path: Path, fmt: str, display: str, head: bytes, header: list[str] | N
     for batch in _batches(path, fmt, head, header):
         n = batch.num_rows
         seen = set()
+        whole = isinstance(batch, _ColumnByColumn) and not rows  # (the file in one batch)
         for name, codes, uniques in _batch_columns(batch, fmt, display, unit, objects=False):
             if name in seen:
                 raise _GiveUp
@@ -683,6 +695,8 @@ def _read(path: Path, fmt: str, display: str, head: bytes, header: list[str] | N
             w = watched.get(name)
             if w is not None:
                 w.see(dist, gcodes, rows + first_line, display, unit)
+            if whole:  # (its values as objects made while the threads read the next columns, not after them)
+                dist.finish()
         for name, dist in columns.items():
             if name not in seen:
                 dist.add_missing(n)

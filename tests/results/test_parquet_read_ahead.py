@@ -100,3 +100,16 @@ def test_a_file_whose_second_opening_differs_is_read_by_one_thread(tmp_path: Pat
     assert len(batches._ColumnByColumn(pf, path)._files) == 2
     assert batches._ColumnByColumn(pf, other)._files == [pf]  # (another file's metadata: not a second reader)
     assert batches._ColumnByColumn(pf)._files == [pf]
+
+
+def test_a_column_finished_as_it_is_read_is_the_column_and_takes_no_more_rows() -> None:
+    finished, later = batches.Distinct(), batches.Distinct()
+    for dist in (finished, later):
+        dist.add(np.array([0, 1, -1, 0], dtype=np.int32), pa.array(["b", "a"]))
+    finished.finish()
+    got, want = finished.column(), later.column()
+    assert (got.codes.tolist(), list(got.uniques)) == (want.codes.tolist(), list(want.uniques)) == ([0, 1, -1, 0],
+                                                                                                    ["b", "a"])
+    assert finished.column() is got
+    with pytest.raises(AssertionError):
+        finished.add_missing(1)
