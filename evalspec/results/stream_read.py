@@ -15,7 +15,11 @@ and much of the typing run outside Python's lock, so they overlap the fold on a 
 local Parquet file's decoding has a thread of its own behind that one (Arrow decodes while the
 batch before is coded and typed). At most :data:`READ_AHEAD` batches wait;
 an error in the thread is raised in the main thread where that batch would have come, the same
-exception, so it is handled (and located) as before.
+exception, so it is handled (and located) as before. The next local file is opened while a file
+is read (:class:`_Ahead`): its scan starts and its first batch is decoded and coded at once, but
+typed only once the file before has been typed (the typing is one thread at a time, in file
+order), so there is no pause between files; a file that cannot be opened ahead is opened in its
+turn, where its error is raised as before, and a refusal stops the file opened ahead.
 """
 
 from __future__ import annotations
@@ -57,16 +61,19 @@ def reduce_files(plan: Any, files: list[tuple[Any, str, str, tuple[tuple[str, st
     whole: set[Any] = set()
     while True:
         red = Reducer(plan, [f[2] for f in files], plan_diagnostic, exact_refusal=exact_refusal)
+        ahead = _Ahead(red, files, whole)
         try:
             for j, (path, fmt, display, parts) in enumerate(files):
                 if isinstance(path, RemoteObject):
                     if path in whole or not _stream_object(red, j, path, fmt):
                         _whole_object(red, j, path, fmt)
-                elif path in whole or not _stream_file(red, j, path, fmt, display, parts):
+                elif path in whole or not _stream_file(red, j, ahead):
                     _whole_file(red, j, path, fmt, display, parts)
             return red.finish()
         except _Redo as redo:
             whole.add(redo.path)
+        finally:
+            ahead.close()
 
 
 def _whole_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tuple[tuple[str, str], ...]) -> None:
@@ -313,48 +320,143 @@ class ReadAhead:
 
 
 def _typed(red: Any, path: Path, fmt: str, head: bytes, header: list[str] | None, display: str, unit: str,
-           first_line: int, parts: tuple[tuple[str, str], ...]) -> Iterator[Any]:
-    """A file's batches read, the plan applied and typed (:meth:`~evalspec.results.stream_batch.Typer.typed`): in its reader thread."""
+           first_line: int, parts: tuple[tuple[str, str], ...], ready: Callable[[], bool] | None = None
+           ) -> Iterator[Any]:
+    """A file's batches read, the plan applied and typed (:meth:`~evalspec.results.stream_batch.Typer.typed`): in its reader thread.
+
+    ``ready``: waited for before the first batch is typed (False: stop), while that batch is decoded and coded.
+    """
     rows = 0
     for raw in _raws(path, fmt, head, header, display, unit, first_line):
-        yield red.typer.typed(_prepared(red.plan, raw, parts), first=rows == 0)
+        prepared = _prepared(red.plan, raw, parts)
+        if ready is not None and rows == 0 and not ready():
+            return
+        yield red.typer.typed(prepared, first=rows == 0)
         rows += raw.rows
 
 
-def _stream_file(red: Any, j: int, path: Path, fmt: str, display: str, parts: tuple[tuple[str, str], ...]) -> bool:
-    """Fold ``path`` into ``red`` batch by batch; False where the whole-file reader must read it."""
-    from concurrent.futures import ThreadPoolExecutor
+class _Opened:
+    """A local file's streamed read, started: its SHA-256 scan, and a reader thread that decodes and codes its first
+    batch at once but types it only once ``after`` is set (the file before it has been typed: one thread at a
+    time types, in file order)."""
 
-    import pyarrow as pa
+    def __init__(self, red: Any, path: Path, fmt: str, display: str, parts: tuple[tuple[str, str], ...],
+                 head: bytes, header: list[str] | None, after: threading.Event | None) -> None:
+        from concurrent.futures import ThreadPoolExecutor
 
-    from evalspec.results.batches import _GiveUp, _progress, _same_rows
-    from evalspec.results.files import peek, scan
-    from evalspec.results.table import FileInfo
+        from evalspec.results.files import scan
+
+        self.head, self.header = head, header
+        self.stop = threading.Event()  # the file is abandoned (a refusal, an interrupt): the scan stops
+        self.typed_all = threading.Event()  # this file's typing has ended: the next file's may begin
+        self._pool = ThreadPoolExecutor(max_workers=1)
+        self.scanned = self._pool.submit(scan, path, display, count_commas=fmt == "csv", stop=self.stop)
+        unit, first_line = ("row", 1) if fmt == "parquet" else ("line", 2 if fmt == "csv" else 1)
+
+        def ready() -> bool:  # (the file before this one has been typed; False: this one is abandoned)
+            while after is not None and not after.wait(_POLL_S):
+                if self.stop.is_set():
+                    return False
+            return True
+
+        def typed() -> Iterator[Any]:
+            try:
+                yield from _typed(red, path, fmt, head, header, display, unit, first_line, parts, ready)
+            finally:
+                self.typed_all.set()
+
+        self.typed = ReadAhead(typed)
+
+    def scan_result(self) -> Any:
+        """The scan's result (its located error raised), once it has ended."""
+        try:
+            return self.scanned.result()
+        finally:
+            self._pool.shutdown(wait=True)
+
+    def abandon(self) -> None:
+        """Stop its threads and wait for them (nothing of it is used)."""
+        self.stop.set()
+        self.typed.close()
+        self._pool.shutdown(wait=True)
+
+
+def _open_file(red: Any, path: Path, fmt: str, display: str, parts: tuple[tuple[str, str], ...],
+               after: threading.Event | None = None) -> _Opened | None:
+    """``path``'s streamed read started; None where the whole-file reader must read it."""
+    from evalspec.results.files import peek
 
     head = peek(path, display)
     ok, header = _header(head, fmt)
-    if not ok:
+    return _Opened(red, path, fmt, display, parts, head, header, after) if ok else None
+
+
+class _Ahead:
+    """The next local file's read, opened while the file before it is read (its decoding and typing begin as
+    soon as the file before has been typed, while that file's last batches are folded): no pause between files."""
+
+    def __init__(self, red: Any, files: list[tuple[Any, str, str, tuple[tuple[str, str], ...]]],
+                 whole: set[Any]) -> None:
+        self.red, self.files, self.whole = red, files, whole
+        self.j: int | None = None
+        self.opened: _Opened | None = None
+
+    def open_after(self, j: int, typed_all: threading.Event) -> None:
+        """Open file ``j + 1`` ahead, if it is a local file read in batches and opens (else it is opened in turn,
+        where any error it has is raised in its place)."""
+        from evalspec.results.lake import RemoteObject
+
+        if self.j == j + 1 or j + 1 >= len(self.files):
+            return  # (tried already, once a file)
+        self.close()  # (one file ahead at most)
+        self.j = j + 1
+        path, fmt, display, parts = self.files[j + 1]
+        if isinstance(path, RemoteObject) or path in self.whole:
+            return
+        try:
+            self.opened = _open_file(self.red, path, fmt, display, parts, after=typed_all)
+        except Exception:  # noqa: BLE001 - opened again in its turn, which raises it there
+            self.opened = None
+
+    def take(self, j: int) -> _Opened | None:
+        """File ``j``'s read if it was opened ahead (then it is the caller's)."""
+        opened, self.opened = (self.opened, None) if self.j == j else (None, self.opened)
+        return opened
+
+    def close(self) -> None:
+        if self.opened is not None:
+            self.opened.abandon()
+            self.opened = None
+
+
+def _stream_file(red: Any, j: int, ahead: _Ahead) -> bool:
+    """Fold file ``j`` into ``red`` batch by batch; False where the whole-file reader must read it."""
+    import pyarrow as pa
+
+    from evalspec.results.batches import _GiveUp, _progress, _same_rows
+    from evalspec.results.table import FileInfo
+
+    path, fmt, display, parts = ahead.files[j]
+    opened = ahead.take(j) or _open_file(red, path, fmt, display, parts)
+    if opened is None:
         return False
-    unit, first_line = ("row", 1) if fmt == "parquet" else ("line", 2 if fmt == "csv" else 1)
-    stop = threading.Event()
     rows, redo = 0, False
     tick = _progress(display)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        scanned = pool.submit(scan, path, display, count_commas=fmt == "csv", stop=stop)
-        try:
-            with ReadAhead(lambda: _typed(red, path, fmt, head, header, display, unit, first_line, parts)) as typed:
-                for batch in typed:
-                    red.fold(batch, j)
-                    rows += batch.raw.rows
-                    tick(rows)
-        except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
-            redo = True  # the file is read again whole (_Redo below): that read locates the problem or refuses it
-        except BaseException:  # a refusal (or an interrupt): the rest is not read
-            stop.set()
-            raise
-        finally:
-            src = scanned.result()  # the scan's located error, if any, wins
-    if redo or src.head != head or not _same_rows(src, fmt, rows, header):
+    try:
+        with opened.typed as typed:
+            for batch in typed:
+                ahead.open_after(j, opened.typed_all)
+                red.fold(batch, j)
+                rows += batch.raw.rows
+                tick(rows)
+    except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
+        redo = True  # the file is read again whole (_Redo below): that read locates the problem or refuses it
+    except BaseException:  # a refusal (or an interrupt): the rest is not read
+        opened.stop.set()
+        raise
+    finally:
+        src = opened.scan_result()  # the scan's located error, if any, wins
+    if redo or src.head != opened.head or not _same_rows(src, fmt, rows, opened.header):
         raise _Redo(path)  # (part of it may be folded in already: start again)
     src.check_unchanged()
     location = {"partition": dict(parts)} if parts else None
