@@ -193,6 +193,28 @@ def _comparison(ctx: Context) -> tuple[str, str] | None:
     return default_comparison(ctx.candidates, ctx.baseline)
 
 
+class _PairsOnce:
+    """The context, with each pair of candidates' outcomes on a group's cases (``pair``) made once per group.
+
+    A group's cases are the same array each time (:meth:`_Runner.mask`), kept here with its pair;
+    the pairs are only read (``x``, ``y``, ``cases``, ``clusters``). Everything else is the context's.
+    """
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._pairs: dict[tuple[str, str, int], tuple[np.ndarray | None, Any]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+    def pair(self, first: str, second: str, mask: np.ndarray | None = None) -> Any:
+        key = (first, second, id(mask))
+        held = self._pairs.get(key)
+        if held is None or held[0] is not mask:
+            held = self._pairs[key] = (mask, self._ctx.pair(first, second, mask))
+        return held[1]
+
+
 class _Runner:
     def __init__(self, ctx: Context, params: SlicesParams) -> None:
         self.ctx = ctx
@@ -206,6 +228,8 @@ class _Runner:
         self.loss_margin = float(m or 0.0)
         self.bootstrapped = False
         self._coded: dict[str, tuple[np.ndarray, list[str]]] = {}
+        self._masks: dict[tuple[str, str], np.ndarray] = {}
+        self.paired_ctx = _PairsOnce(ctx)  # (a group is paired up to four times: its pair is made once)
 
     def coded(self, column: str, col: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """The column's label codes, computed once per column."""
@@ -213,11 +237,18 @@ class _Runner:
             self._coded[column] = _label_codes(self.ctx, col)
         return self._coded[column]
 
+    def mask(self, column: str, value: str) -> np.ndarray:
+        """The cases of the group ``column = value``, computed once per group (the same array each time)."""
+        key = (column, value)
+        if key not in self._masks:
+            self._masks[key] = _mask(self.coded(column, self.ctx.case_columns[column]), value)
+        return self._masks[key]
+
     def paired(self, mask: np.ndarray, level: float) -> PairedCore | None:
         from evalspec.analyses.paired import paired_core
 
         assert self.comparison is not None
-        got = paired_core(self.ctx, self.comparison[0], self.comparison[1], method=self.params.paired_method,
+        got = paired_core(self.paired_ctx, self.comparison[0], self.comparison[1], method=self.params.paired_method,
                           level=level, mask=mask, resamples=SLICE_RESAMPLES, seed=self.params.seed)
         if got is None:
             return None
@@ -232,7 +263,7 @@ class _Runner:
         one-sided upper bound of the group's interval reaches −m (by bisection over α).
         """
         assert self.comparison is not None
-        pair = self.ctx.pair(self.comparison[0], self.comparison[1], mask)
+        pair = self.paired_ctx.pair(self.comparison[0], self.comparison[1], mask)
         if self.ctx.outcomes.binary and pair.clusters is None and pair.x.size:
             from evalspec.stats.paired_exact import paired_loss_test
 
@@ -276,7 +307,7 @@ class _Runner:
         wanted = [str(_label(v)) for v in values] if values else present
         groups = []
         for value in wanted:
-            mask = _mask(coded, value)
+            mask = self.mask(column, value)
             cands = {}
             for cand in self.ctx.candidates:
                 res = proportion_of(self.ctx, cand, self.params.method, self.level, mask)
@@ -308,7 +339,7 @@ class _Runner:
             return [], 0
         masks = []
         for e, g in family:
-            masks.append(_mask(self.coded(e.column, self.ctx.case_columns[e.column]), g.value))
+            masks.append(self.mask(e.column, g.value))
         tests = [self.pvalue_loss(mask) if g.paired is not None and g.paired.informative else (1.0, None)
                  for (e, g), mask in zip(family, masks)]
         raw = [p for p, _ in tests]

@@ -593,7 +593,8 @@ _FIRST_LOOK = 4096
 
 def dictionary_encode(col: Any) -> Any:
     """``col.dictionary_encode()`` of an Arrow string array, without hashing when the column is one block of
-    distinct texts repeated (what a case table in ``ORDER BY`` candidate, case gives its case ids).
+    distinct texts repeated (what a case table in ``ORDER BY`` candidate, case gives its case ids), and
+    hashing only the first text of each run of equal texts where runs are long (its candidates, clusters).
 
     Such a column is told by comparisons alone: its first texts are strictly increasing in byte
     order up to the block's length ``m`` (so they are distinct), and every text equals the one ``m``
@@ -603,10 +604,18 @@ def dictionary_encode(col: Any) -> Any:
     """
     import pyarrow as pa
 
+    from evalspec.results.text_index import text_buffers
+
     m = _repeated_block(col)
     if m is None:
-        return col.dictionary_encode()
-    from evalspec.results.text_index import text_buffers
+        starts = _runs(col)
+        if starts is None:
+            return col.dictionary_encode()
+        heads = col.take(positions(starts)).dictionary_encode()  # (a run's text is first seen at its start)
+        lengths = np.diff(np.append(starts, len(col)))
+        codes = np.repeat(arrow_numpy(heads.indices).astype(np.int32), lengths)
+        return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), codes.size,
+                                                                    [None, pa.py_buffer(codes)]), heads.dictionary)
 
     offsets, data = text_buffers(col)  # (the block copied out: the column's buffers are not held by it)
     wide = pa.types.is_large_string(col.type)
@@ -616,6 +625,27 @@ def dictionary_encode(col: Any) -> Any:
     codes = np.tile(np.arange(m, dtype=np.int32), len(col) // m)
     return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), codes.size, [None, pa.py_buffer(codes)]),
                                           block)
+
+
+#: Runs of equal texts at least this long on average are encoded run by run (:func:`_runs`).
+_RUN_ROWS = 8
+
+
+def _runs(col: Any) -> np.ndarray | None:
+    """Where each run of equal texts of ``col`` (an Arrow string array without nulls) starts, when the runs
+    are :data:`_RUN_ROWS` texts long or longer on average (told from the first texts first), else None."""
+    import pyarrow.compute as pc
+
+    n = len(col)
+    if n < 2 or col.null_count:
+        return None
+    look = min(n - 1, _FIRST_LOOK)
+    if np.count_nonzero(arrow_numpy(pc.not_equal(col.slice(0, look), col.slice(1, look)))) * _RUN_ROWS > look:
+        return None
+    starts = np.flatnonzero(arrow_numpy(pc.not_equal(col.slice(0, n - 1), col.slice(1, n - 1)))) + 1
+    if (starts.size + 1) * _RUN_ROWS > n:
+        return None
+    return np.concatenate([np.zeros(1, dtype=np.int64), starts])
 
 
 def _repeated_block(col: Any) -> int | None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from evalspec.errors import Diagnostic
 from evalspec.results.checks import unpaired_deviation, version_change, version_notes, versions_change
-from evalspec.results.values import CodedColumn
+from evalspec.results.values import LazyCoded
 from evalspec.labels import identifier_label as _label
 from evalspec.results.table import factorize, missing_mask
 
@@ -345,5 +345,5 @@ def _case_columns(t: Any, cells: _Cells, case: np.ndarray, case_ids: np.ndarray,
         remap[used] = np.arange(used.size)
         kept = np.empty(used.size, dtype=object)
         kept[:] = [uniq[u] for u in used.tolist()]
-        out[col] = CodedColumn.of(remap[case_codes], kept, distinct=True)
+        out[col] = LazyCoded(remap[case_codes], kept)  # (kept distinct, none missing; never expanded for a code)
     return out, devs

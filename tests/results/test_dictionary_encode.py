@@ -1,6 +1,7 @@
 """A text column's dictionary encoding without hashing, where the column is one sorted block of distinct texts
-repeated (a case table's case ids in ``ORDER BY`` candidate, case): the same encoding Arrow's hashing gives,
-for such columns and for every column that only nearly is one."""
+repeated (a case table's case ids in ``ORDER BY`` candidate, case), or with only the first text of each run
+hashed, where runs of equal texts are long (its candidates, its clusters): the same encoding Arrow's hashing
+gives, for such columns and for every column that only nearly is one."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalspec.results import batches
-from evalspec.results.batches import _repeated_block, dictionary_encode
+from evalspec.results.batches import _repeated_block, _runs, dictionary_encode
 
 _TEXTS = st.text(alphabet=st.sampled_from(["a", "b", "z", "é", " ", "\u3000", "0", "\x00"]), max_size=4)
 
@@ -83,3 +84,30 @@ def test_long_columns_are_checked_past_the_first_look(monkeypatch) -> None:  # t
         col = pa.array(doubled * 2)
         assert _repeated_block(col) is None, at
         _same(col)
+
+
+@settings(max_examples=100, derandomize=True, database=None)
+@given(runs=st.lists(st.tuples(_TEXTS, st.integers(1, 30)), min_size=1, max_size=12), large=st.booleans(),
+       cut=st.integers(0, 2), change=st.one_of(st.none(), st.tuples(st.integers(0, 400), st.one_of(st.none(), _TEXTS))))
+def test_columns_of_runs_are_encoded_as_arrow_encodes_them(runs: list[tuple[str, int]], large: bool, cut: int,
+                                                           change: tuple[int, str | None] | None) -> None:
+    values: list[str | None] = [text for text, length in runs for _ in range(length)]  # (a text may recur later)
+    if change is not None:
+        at, text = change
+        values[at % len(values)] = text
+    col = _array(values, large, cut)
+    _same(col)
+    starts = _runs(col)
+    if starts is not None:  # (where it answers, the starts are those of the runs)
+        assert starts.tolist() == [i for i in range(len(values)) if i == 0 or values[i] != values[i - 1]]
+
+
+def test_which_columns_are_encoded_run_by_run(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    assert _runs(pa.array(["A"] * 50 + ["B"] * 50)).tolist() == [0, 50]
+    assert _runs(pa.array(["d1"] * 9 + ["d2"] * 9 + ["d1"] * 9)).tolist() == [0, 9, 18]
+    assert _runs(pa.array(["a", "b"] * 40)) is None  # (runs of one: hashed whole)
+    assert _runs(pa.array(["a"] * 40 + [None])) is None
+    monkeypatch.setattr(batches, "_FIRST_LOOK", 8)  # long runs first, short ones after the first look
+    col = pa.array(["x"] * 20 + [str(i) for i in range(200)])
+    assert _runs(col) is None
+    _same(col)
