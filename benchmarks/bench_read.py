@@ -23,7 +23,9 @@ timestamps; the generator of ``bench_run.py``); peak memory is each process's ow
   within 3x the scan), and with ``--in-memory`` the in-memory path on the same data. The plan is
   the bench plan without ``run_variation`` (kept so from when it read each attempt's row and kept the
   rows in memory; it is served by counts now), ``--repeats`` attempts per candidate and case (100M rows at 5 repeats would be 20M
-  cells, over the case-table limit: use ``--repeats 20``).
+  cells, over the case-table limit: use ``--repeats 20``). ``--compare TREE`` runs another evalspec tree
+  (a ``git archive`` of an earlier commit) after this one in each of ``--rounds`` rounds and compares
+  its ``claim.json`` byte for byte; each round prints the load average.
 
 Data is generated under ``--dir`` (default ``/tmp/stream-bench``), outside the repository, and
 reused when present. Every child runs with bytecode cached under ``--dir`` (``PYTHONPYCACHEPREFIX``,
@@ -36,6 +38,8 @@ the ratios, not the seconds. Usage::
     .venv/bin/python benchmarks/bench_read.py --scale 1000000,5000000,10000000
     .venv/bin/python benchmarks/bench_read.py --parquet 10000000 --in-memory
     .venv/bin/python benchmarks/bench_read.py --parquet 100000000 --repeats 20 --dir /tmp/reducer-bench
+    .venv/bin/python benchmarks/bench_read.py --parquet 100000000 --repeats 20 --dir /tmp/reducer-bench \
+        --compare /tmp/before-tree --rounds 2   # and a `git archive` of an earlier commit, claims compared
 """
 
 from __future__ import annotations
@@ -313,24 +317,51 @@ def _lake(base: Path, rows: int, repeats: int = 5) -> Path:
     return folder / "plan.yaml"
 
 
-def parquet(base: Path, rows: int, repeats: int, in_memory: bool) -> None:
-    """A partitioned Parquet folder: a bare dataset scan next to ``evalspec run`` (reduced while read; in memory)."""
+def parquet(base: Path, rows: int, repeats: int, in_memory: bool, compare: Path | None = None,
+            rounds: int = 1) -> None:
+    """A partitioned Parquet folder: a bare dataset scan next to ``evalspec run`` (reduced while read; in memory).
+
+    ``compare``: another evalspec tree (a ``git archive`` of an earlier commit), whose ``evalspec run``
+    follows this tree's in each round, into the same folder, its ``claim.json`` compared byte for byte.
+    ``rounds``: the scan and the runs one after the other, that many times (each round printed).
+    """
     plan = _lake(base, rows, repeats)
     counts = plan.parent / "plan_counts.yaml"
     env = _env(base)
     _warm(base)
-    res = {"bare pyarrow.dataset scan": measured([sys.executable, "-c", CHILD, "scan", str(plan)], plan.parent, env),
-           "evalspec run (streamed)": _run(counts, dict(env, EVALSPEC_STREAM_ROWS="0"))}
-    if in_memory:
-        res["evalspec run (in memory)"] = _run(counts, dict(env, EVALSPEC_STREAM_ROWS=str(10**15)))
+    streamed = dict(env, EVALSPEC_STREAM_ROWS="0")
+    other = dict(streamed, PYTHONPATH=str(compare)) if compare is not None else None
+    if other is not None:  # (its bytecode cached too)
+        _run(_jsonl(base, 20_000), dict(env, PYTHONPATH=str(compare)))
+    for r in range(rounds):
+        res = {"bare pyarrow.dataset scan": measured([sys.executable, "-c", CHILD, "scan", str(plan)], plan.parent,
+                                                     env),
+               "evalspec run (streamed)": _run(counts, streamed)}
+        same = None
+        if other is not None:
+            claim = (plan.parent / "out" / "claim.json").read_bytes()
+            res[f"compare: {compare.name} (streamed)"] = _run(counts, other)  # type: ignore[union-attr]
+            same = claim == (plan.parent / "out" / "claim.json").read_bytes()
+        if in_memory:
+            res["evalspec run (in memory)"] = _run(counts, dict(env, EVALSPEC_STREAM_ROWS=str(10**15)))
+        _parquet_round(rows, repeats, r, rounds, res, same)
+
+
+def _parquet_round(rows: int, repeats: int, r: int, rounds: int, res: dict[str, dict[str, float]],
+                   same: bool | None) -> None:
     print(f"{rows:,} rows of partitioned Parquet, {repeats} repeats, plan without run_variation "
-          "(seconds; peak memory of each process)")
-    print(f"{'':28}{'process':>9}{'CPU s':>8}{'peak MiB':>10}")
-    for name, r in res.items():
-        print(f"{name:28}{r['process']:9.1f}{r['cpu']:8.1f}{r['peak_mib']:10.0f}")
+          f"(seconds; peak memory of each process){f', round {r + 1} of {rounds}' if rounds > 1 else ''}; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"{'':36}{'process':>9}{'CPU s':>8}{'peak MiB':>10}")
+    for name, res_r in res.items():
+        print(f"{name:36}{res_r['process']:9.1f}{res_r['cpu']:8.1f}{res_r['peak_mib']:10.0f}")
     scan, run = res["bare pyarrow.dataset scan"], res["evalspec run (streamed)"]
     print(f"evalspec run (streamed) / scan: {run['process'] / scan['process']:.2f}x wall (target <= 3x), "
           f"{run['cpu'] / scan['cpu']:.2f}x CPU; peak {run['peak_mib'] / 1024:.2f} GiB (target <= 2 GiB)")
+    for name, res_r in res.items():
+        if name.startswith("compare: "):
+            print(f"{name} / scan: {res_r['process'] / scan['process']:.2f}x wall, {res_r['cpu'] / scan['cpu']:.2f}x "
+                  f"CPU; its claim.json {'the same bytes' if same else 'DIFFERS'}")
 
 
 def main() -> None:
@@ -345,11 +376,14 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/stream-bench"))
     ap.add_argument("--repeat", type=int, default=3, help="rounds of the side-by-side default mode")
     ap.add_argument("--phases", action="store_true", help="then one evalspec run timed step by step")
+    ap.add_argument("--compare", type=Path, default=None, help="--parquet: another evalspec tree (a git archive of "
+                    "an earlier commit) run after this one in each round, its claim compared byte for byte")
+    ap.add_argument("--rounds", type=int, default=1, help="--parquet: rounds of the scan and the runs")
     args = ap.parse_args()
     if args.scale:
         scale(args.dir, [int(x) for x in args.scale.split(",")], args.in_memory)
     elif args.parquet:
-        parquet(args.dir, args.parquet, args.repeats, args.in_memory)
+        parquet(args.dir, args.parquet, args.repeats, args.in_memory, args.compare, args.rounds)
     else:
         side_by_side(args.dir, args.rows, args.repeat)
         if args.phases:
