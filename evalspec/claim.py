@@ -85,7 +85,7 @@ def normalize(value: Any) -> Any:
 def _normal_dict(value: dict[Any, Any]) -> dict[str, Any]:
     """:func:`normalize` of a dict: its texts, integers, booleans and nulls as they are, without a call each
     (a claim's rows of cases and clusters are dicts of these)."""
-    out = {}
+    out: dict[str, Any] = {}
     for k, v in value.items():
         c = v.__class__
         out[k if k.__class__ is str else str(k)] = v if c is str or c is int or c is bool or v is None else \
@@ -95,7 +95,7 @@ def _normal_dict(value: dict[Any, Any]) -> dict[str, Any]:
 
 def _normal_list(value: list[Any]) -> list[Any]:
     """:func:`normalize` of a list (its dicts' and texts' normal form made here, without a call each)."""
-    out = []
+    out: list[Any] = []
     append = out.append
     for v in value:
         c = v.__class__
