@@ -567,7 +567,7 @@ class _ColumnByColumn:
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):  # numbered here too, in the thread
             self.encoded[name] = dictionary_encode(col)
         elif pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
-            self.coded[name] = arrow_codes(col)  # (numbers and booleans: typed alike wherever they are read)
+            self.coded[name] = number_codes(col)  # (numbers and booleans: typed alike wherever they are read)
         return col
 
     @property
@@ -625,6 +625,21 @@ def dictionary_encode(col: Any) -> Any:
     codes = np.tile(np.arange(m, dtype=np.int32), len(col) // m)
     return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), codes.size, [None, pa.py_buffer(codes)]),
                                           block)
+
+
+def number_codes(col: Any) -> Any:
+    """:func:`~evalspec.results.arrow.arrow_codes` of an Arrow array of numbers or booleans, without hashing one
+    of integers or booleans that holds one value throughout (a case table's count of zeros, say): the codes
+    of its first value, 0 for every row (``tests/results/test_dictionary_encode.py`` holds the two equal)."""
+    import pyarrow as pa
+
+    n = len(col)
+    if n > 1 and not col.null_count and (pa.types.is_integer(col.type) or pa.types.is_boolean(col.type)):
+        values = arrow_numpy(col)
+        if values.min() == values.max():
+            _, uniques, distinct = arrow_codes(col.slice(0, 1))
+            return np.zeros(n, dtype=np.int32), uniques, distinct
+    return arrow_codes(col)
 
 
 #: Runs of equal texts at least this long on average are encoded run by run (:func:`_runs`).

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalspec.results import batches
-from evalspec.results.batches import _repeated_block, _runs, dictionary_encode
+from evalspec.results.batches import _repeated_block, _runs, dictionary_encode, number_codes
 
 _TEXTS = st.text(alphabet=st.sampled_from(["a", "b", "z", "é", " ", "\u3000", "0", "\x00"]), max_size=4)
 
@@ -111,3 +111,49 @@ def test_which_columns_are_encoded_run_by_run(monkeypatch) -> None:  # type: ign
     col = pa.array(["x"] * 20 + [str(i) for i in range(200)])
     assert _runs(col) is None
     _same(col)
+
+
+def _same_codes(col: pa.Array) -> None:
+    from evalspec.results.arrow import arrow_codes
+
+    ours, arrows = number_codes(col), arrow_codes(col)
+    assert ours[0].dtype == arrows[0].dtype and ours[0].tolist() == arrows[0].tolist()
+    assert [(type(v), v) for v in ours[1].tolist()] == [(type(v), v) for v in arrows[1].tolist()]
+    assert ours[2] == arrows[2]
+
+
+@settings(max_examples=100, derandomize=True, database=None)
+@given(value=st.integers(-2**63, 2**63 - 1), n=st.integers(1, 30), typ=st.sampled_from(
+    [pa.int64(), pa.int32(), pa.int8(), pa.uint64(), pa.bool_(), pa.float64()]),
+       change=st.one_of(st.none(), st.tuples(st.integers(0, 29), st.one_of(st.none(), st.integers(-3, 3)))),
+       cut=st.integers(0, 2))
+def test_number_columns_of_one_value_are_coded_as_arrow_codes_them(value: int, n: int, typ: pa.DataType,
+                                                                   change: tuple[int, int | None] | None,
+                                                                   cut: int) -> None:
+    if pa.types.is_boolean(typ):
+        value = bool(value % 2)
+    elif pa.types.is_floating(typ):
+        value = float(value % 7)
+    else:
+        lo, hi = (0, 2**64 - 1) if typ == pa.uint64() else (-(2 ** (typ.bit_width - 1)), 2 ** (typ.bit_width - 1) - 1)
+        value = min(max(value, lo), hi)
+    values: list = [value] * (n + cut)
+    if change is not None:
+        values[change[0] % len(values)] = None if change[1] is None else type(value)(abs(change[1]))
+    col = pa.array(values, typ).slice(cut)
+    _same_codes(col)
+
+
+def test_which_number_columns_are_coded_without_hashing(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    calls: list[int] = []
+    from evalspec.results import arrow
+
+    real = arrow.arrow_codes
+    monkeypatch.setattr(batches, "arrow_codes", lambda col, *a: calls.append(len(col)) or real(col, *a))
+    for col in (pa.array([0] * 50), pa.array([True] * 50), pa.array([7] * 50, pa.uint8())):
+        _same_codes(col)
+    assert calls == [1, 1, 1]  # (only the first value coded by Arrow)
+    calls.clear()
+    for col in (pa.array([0] * 49 + [1]), pa.array([0] * 49 + [None]), pa.array([0.0] * 50), pa.array([1])):
+        _same_codes(col)
+    assert calls == [50, 50, 50, 1]
