@@ -214,13 +214,30 @@ def _parquet_batches(source: Any) -> Iterator[Any]:
         if texts:  # the texts as Parquet's own dictionaries: coded from the dictionary, not hashed a row at a time
             pf = pq.ParquetFile(source, read_dictionary=texts)
         if isinstance(source, str):  # a local file: decoded in a thread of its own, ahead of its coding and typing
-            with ReadAhead(lambda: pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)) as decoded:
+            with ReadAhead(lambda: _row_group_batches(pf, bool(texts))) as decoded:
                 yield from decoded
         else:
-            yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)
+            yield from _row_group_batches(pf, bool(texts))
     finally:
         if not isinstance(source, str):
             source.close()
+
+
+def _row_group_batches(pf: Any, dictionaries: bool) -> Iterator[Any]:
+    """``pf``'s record batches of at most :data:`PARQUET_BATCH_ROWS` rows; with texts read as dictionaries, a row
+    group at a time.
+
+    A batch of dictionary columns ends where a row group (and its dictionaries) ends: read in one
+    pass, batches of a fixed size would also end wherever that size falls, leaving a small batch
+    beside most row groups' ends (at 200,000-row row groups, 17 batches a file instead of 10, a third
+    of them small). A row group at a time, each ends at its own row group's end only; never more batches.
+    """
+    groups = pf.metadata.num_row_groups
+    if not dictionaries or groups < 2:
+        yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS)
+        return
+    for i in range(groups):
+        yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=[i])
 
 
 def _text_columns(schema: Any) -> list[str]:
