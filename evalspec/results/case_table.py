@@ -32,15 +32,18 @@ _NO_TIME = np.iinfo(np.int64).min
 
 
 class _Rows:
-    """Where each case-table row sits (file and row), for located messages."""
+    """Where each case-table row sits (file and row), for located messages (worked out when one is located)."""
 
     def __init__(self, raws: list[Any]) -> None:
         self.displays = [r.display for r in raws]
-        self.file_idx = np.concatenate([np.full(r.rows, j, dtype=np.int32) for j, r in enumerate(raws)])
-        self.line = np.concatenate([r.lines for r in raws])
+        self._raws = raws
+        self._ends: np.ndarray | None = None  # each file's end, in rows of all files
 
     def where(self, i: int) -> tuple[str, int]:
-        return self.displays[int(self.file_idx[i])], int(self.line[i])
+        if self._ends is None:
+            self._ends = np.cumsum([r.rows for r in self._raws])
+        j = int(np.searchsorted(self._ends, i, side="right"))
+        return self.displays[j], int(self._raws[j].lines[i - (int(self._ends[j - 1]) if j else 0)])
 
 
 def load_case_table(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> CaseTable:

@@ -336,8 +336,9 @@ PY_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u200
                  "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 
 
-def _plain_texts(uniques: np.ndarray) -> Any:
-    """The Arrow form of distinct texts none of which ``_label`` changes (no space at either end), or None."""
+def _plain_texts(uniques: np.ndarray, edges: Any = None) -> Any:
+    """The Arrow form of distinct texts none of which ``_label`` changes (no space at either end), or None
+    (``edges``: their :func:`_edge_bytes`, when known)."""
     arr = getattr(uniques, "arrow", None)
     if arr is None or len(arr) <= 2000:
         return None
@@ -345,7 +346,7 @@ def _plain_texts(uniques: np.ndarray) -> Any:
 
     from evalspec.results.text_index import positions
 
-    first, last, size = _edge_bytes(arr)
+    first, last, size = edges if edges is not None else _edge_bytes(arr)
     if np.any(_ASCII_SPACE[first] | _ASCII_SPACE[last]):  # (an ASCII byte at an end is a whole character)
         return None
     maybe = np.flatnonzero(_NON_ASCII_SPACE_LEAD[first] | _NON_ASCII_SPACE_END[last] | (size == 0))
@@ -388,14 +389,14 @@ def _edge_bytes(arr: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return first, last, size
 
 
-def _missing_texts(arr: Any, uniques: np.ndarray) -> np.ndarray:
+def _missing_texts(arr: Any, uniques: np.ndarray, edges: Any = None) -> np.ndarray:
     """:func:`missing_mask` of distinct texts that have no space at either end (``_plain_texts``' ``arr``).
 
     A text of more than 4 bytes whose first and last bytes are printable ASCII is no missing-value
     word (each is at most 4 ASCII letters, and no other character lowers to one of theirs): only
     the others are asked.
     """
-    first, last, size = _edge_bytes(arr)
+    first, last, size = edges if edges is not None else _edge_bytes(arr)
     printable = np.zeros(256, dtype=bool)
     printable[0x21:0x7F] = True
     maybe = np.flatnonzero((size <= max(map(len, _MISSING))) | ~printable[first] | ~printable[last])
@@ -420,9 +421,11 @@ def _sorted_order(arr: Any) -> np.ndarray:
 def _labels(col: np.ndarray, dtype: Any = np.int64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(codes, sorted labels, missing mask)`` of an identifier column; the codes are of ``dtype``."""
     codes, uniques = _factorize(col)
-    arr = _plain_texts(uniques)
+    arr = getattr(uniques, "arrow", None)
+    edges = _edge_bytes(arr) if arr is not None and len(arr) > 2000 else None  # (read once for both checks)
+    arr = _plain_texts(uniques, edges)
     if arr is not None:  # many distinct texts that are their own labels: sorted by Arrow, in C
-        umissing = _missing_texts(arr, uniques)
+        umissing = _missing_texts(arr, uniques, edges)
         order = _sorted_order(arr)
         if umissing.any():
             order = order[~umissing[order]]

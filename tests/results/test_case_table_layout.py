@@ -174,3 +174,17 @@ def test_a_case_table_read_asks_for_no_huge_pages(study: tuple[Path, pa.Table]) 
         assert multiarray._set_madvise_hugepage(True) is False
     finally:
         multiarray._set_madvise_hugepage(before)
+
+
+def test_rows_are_located_in_their_file_across_files() -> None:
+    from types import SimpleNamespace
+
+    from evalspec.results.case_table import _Rows
+
+    raws = [SimpleNamespace(display=f"part-{j}.parquet", rows=n, lines=np.arange(n) + (2 if j == 1 else 1))
+            for j, n in enumerate([3, 0, 4, 1])]
+    raws[1].lines = np.zeros(0, dtype=np.int64)
+    rows = _Rows(raws)
+    expected = [(r.display, int(line)) for r in raws for line in r.lines]
+    assert [rows.where(i) for i in range(8)] == expected
+    assert rows.where(np.int64(3)) == ("part-2.parquet", 1)
