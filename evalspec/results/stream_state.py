@@ -47,6 +47,8 @@ class Fallback(Exception):
 
 def lowest_bits(masks: np.ndarray, n: int) -> np.ndarray:
     """The lowest ``n`` set bits of each mask (all of them where fewer are set)."""
+    if not masks.size or int(np.bitwise_count(masks).max()) <= n:  # (no cell has extra attempts: all its bits)
+        return masks.copy()
     out = np.zeros_like(masks)
     rest = masks.copy()
     for _ in range(n):

@@ -2,6 +2,7 @@
 
 * ``first_rows`` looks only at the first row of each run of equal codes;
 * ``_labels_in_order`` looks each label up once and numbers the new ones in row order;
+* ``lowest_bits`` gives the masks themselves when none has more bits than asked for;
 * ``stream_finish._sorted`` says "in order already" (None) only for labels in code point order, and
   the state is then copied whole rather than gathered (``CellState.trimmed``);
 * a streamed claim is the in-memory one whether the case ids come sorted, reversed or shuffled.
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from evalspec.results.stream_batch import _labels_in_order, first_rows, label_order
 from evalspec.results.stream_finish import _sorted
-from evalspec.results.stream_state import CellState
+from evalspec.results.stream_state import CellState, lowest_bits
 
 _codes = st.lists(st.integers(-1, 6), max_size=60)
 
@@ -104,3 +105,15 @@ def test_streamed_claim_is_the_in_memory_one_whatever_the_id_order(tmp_path, mon
             claims[name, mode] = claim
     first = claims["sorted", "in memory"]
     assert all(claim == first for claim in claims.values())
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=8), st.integers(0, 64), st.booleans())
+def test_lowest_bits_are_the_lowest_set_bits(masks: list[int], n: int, few: bool) -> None:
+    if few:  # (every mask with at most n bits: the masks themselves)
+        masks = [m & ((1 << n) - 1) for m in masks]
+    got = lowest_bits(np.array(masks, dtype=np.uint64).reshape(1, -1), n).reshape(-1).tolist()
+    plain = []
+    for m in masks:
+        bits = [b for b in range(64) if m >> b & 1][:n]
+        plain.append(sum(1 << b for b in bits))
+    assert got == plain
