@@ -541,6 +541,7 @@ class _ColumnByColumn:
         self.encoded: dict[str, Any] = {}  # a text column's dictionary encoding, made while the one before is typed
         self.coded: dict[str, Any] = {}  # a number column's arrow_codes, likewise
         self._files = [pf]  # one for each reading thread (a ParquetFile is not documented as safe to share)
+        self.path = path
         if path is not None:
             import pyarrow.parquet as pq
 
@@ -561,6 +562,10 @@ class _ColumnByColumn:
     def _column(self, name: str) -> Any:
         import pyarrow as pa
 
+        coded = self._dictionary_column(name)
+        if coded is not None:
+            self.coded[name] = coded[1]
+            return coded[0]
         col = self._file().read(columns=[name], use_threads=False).column(0)
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
         typ = col.type
@@ -569,6 +574,44 @@ class _ColumnByColumn:
         elif pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
             self.coded[name] = number_codes(col)  # (numbers and booleans: typed alike wherever they are read)
         return col
+
+    def _dictionary_column(self, name: str) -> tuple[Any, Any] | None:
+        """A text column of few distinct texts read as Parquet's own dictionaries and coded from them
+        (:func:`~evalspec.results.arrow.dictionary_codes`: the codes dictionary-encoding the texts gives, no
+        row's text made or hashed): ``(column, coded)``; None for another column, read as texts.
+
+        Few: at most one text in :data:`_RUN_ROWS` among the first :data:`_FIRST_LOOK` rows (a case id
+        column is read as texts: Parquet's writers stop using a dictionary that grows large, and Arrow
+        then hashes the rest). Every distinct text is checked to be UTF-8 here (as the texts' path checks
+        them); one that is not, or a dictionary that changed its file, goes to the whole-file reader.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from evalspec.results.arrow import dictionary_codes
+
+        field = self.schema.field(name)
+        if self.path is None or not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
+            return None
+        if not self.num_rows or not self.pf.metadata.num_row_groups:
+            return None
+        first = next(self._file().iter_batches(batch_size=_FIRST_LOOK, row_groups=[0], columns=[name],
+                                               use_threads=False), None)
+        if first is None or len(first.column(0).unique()) * _RUN_ROWS > max(len(first), _RUN_ROWS):
+            return None
+        pf = pq.ParquetFile(str(self.path), read_dictionary=[name])
+        if not pf.metadata.equals(self.pf.metadata):
+            raise OSError(f"{self.path}: changed while it was read")  # (the whole-file reader then refuses it)
+        col = pf.read(columns=[name], use_threads=False).column(0)
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)  # (one dictionary for all)
+        if not pa.types.is_dictionary(col.type):
+            return None
+        try:
+            col.dictionary.validate(full=True)  # (Arrow does not check Parquet's UTF-8)
+        except pa.ArrowInvalid:
+            raise _GiveUp from None
+        coded = dictionary_codes(col)
+        return None if coded is None else (col, coded)
 
     @property
     def columns(self) -> Iterator[Any]:

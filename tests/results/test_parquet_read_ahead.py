@@ -113,3 +113,38 @@ def test_a_column_finished_as_it_is_read_is_the_column_and_takes_no_more_rows() 
     assert finished.column() is got
     with pytest.raises(AssertionError):
         finished.add_missing(1)
+
+
+def _dictionary_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    read: list[str] = []
+    real = batches._ColumnByColumn._dictionary_column
+
+    def noted(self: batches._ColumnByColumn, name: str):  # type: ignore[no-untyped-def]
+        out = real(self, name)
+        if out is not None:
+            read.append(name)
+        return out
+
+    monkeypatch.setattr(batches._ColumnByColumn, "_dictionary_column", noted)
+    return read
+
+
+def test_text_columns_of_few_values_are_read_as_dictionaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path / "t.parquet", 3000, 5)  # (model and note: three values each; case_id: many)
+    read = _dictionary_reads(monkeypatch)
+    ahead = _columns(path)
+    assert sorted(read) == ["model", "note"]
+    monkeypatch.setattr(batches._ColumnByColumn, "_dictionary_column", lambda self, name: None)
+    assert _columns(path) == ahead  # (the texts read and encoded instead: the same codes and values)
+
+
+def test_a_dictionary_that_is_not_utf8_goes_to_the_whole_file_reader(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    good = pa.array(["a", "b"] * 50)
+    offsets, data = np.array([0, 1, 2], dtype=np.int32), np.frombuffer(b"a\xff", dtype=np.uint8)
+    bad = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(offsets), pa.py_buffer(data.copy())])
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"ok": good, "broken": pa.concat_arrays([bad] * 50)}), path)
+    read = _dictionary_reads(monkeypatch)
+    assert batches.stream_table(path, "parquet", path.name) is None  # (read_file then reads it whole)
+    assert "ok" in read
