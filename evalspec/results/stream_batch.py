@@ -411,18 +411,30 @@ class Reducer:
         if version is None:
             return
         codes = np.asarray(version.codes, dtype=np.int64)
-        g = _labels_in_order(self.versions, np.asarray(version.uniques, dtype=object), codes)[codes]
+        glabel = _labels_in_order(self.versions, np.asarray(version.uniques, dtype=object), codes)
         n_v = len(self.versions)
         if self.version_rows.shape[1] < n_v:
             grown = np.zeros((len(self.names), n_v), dtype=np.int64)
             grown[:, :self.version_rows.shape[1]] = self.version_rows
             self.version_rows = grown
+        if len(version.uniques) == 1 and codes.size and int(codes.min()) == 0:  # one version on every row
+            self._one_version(j, lines, cand, int(glabel[0]))
+            return
+        g = glabel[codes]
         ok = np.flatnonzero(g >= 0)
         key = cand[ok].astype(np.int64) * n_v + g[ok]
         self.version_rows += np.bincount(key, minlength=len(self.names) * n_v).reshape(len(self.names), n_v)
         first = first_rows(key, len(self.names) * n_v)
         for k in np.flatnonzero(first < key.shape[0]).tolist():
             self.version_first.setdefault((k // n_v, k % n_v), (j, int(lines[ok[first[k]]])))
+
+    def _one_version(self, j: int, lines: np.ndarray, cand: np.ndarray, g: int) -> None:
+        """:meth:`_versions` of a batch whose rows all have version ``g``: each candidate's rows, and its first."""
+        n = len(self.names)
+        self.version_rows[:, g] += np.bincount(cand, minlength=n)
+        first = first_rows(cand, n)
+        for k in np.flatnonzero(first < cand.shape[0]).tolist():
+            self.version_first.setdefault((k, g), (j, int(lines[first[k]])))
 
     def _missing_rows(self, j: int, lines: np.ndarray, cand: np.ndarray, gcase: np.ndarray, repeat: np.ndarray,
                       passed: np.ndarray) -> None:

@@ -117,3 +117,35 @@ def test_lowest_bits_are_the_lowest_set_bits(masks: list[int], n: int, few: bool
         bits = [b for b in range(64) if m >> b & 1][:n]
         plain.append(sum(1 << b for b in bits))
     assert got == plain
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["v1", "v2", None])), max_size=12),
+                max_size=4), st.booleans())
+def test_versions_rows_and_first_rows_batch_by_batch(batches: list[list[tuple[int, str | None]]], one: bool) -> None:
+    """Each candidate's rows of each version and where each was first seen, whether a batch has one version
+    (its shortcut) or several, or rows without one."""
+    from types import SimpleNamespace
+
+    from evalspec.results.stream_batch import Reducer
+
+    red = Reducer.__new__(Reducer)
+    red.names, red.versions, red.version_first = ["A", "B", "C"], {}, {}
+    red.version_rows = np.zeros((3, 0), dtype=np.int64)
+    rows: dict[tuple[int, str], int] = {}
+    first: dict[tuple[int, str], tuple[int, int]] = {}
+    for j, batch in enumerate(batches):
+        if one:  # (every row of a batch the same version: the shortcut)
+            batch = [(c, "v2" if j % 2 else "v1") for c, _ in batch]
+        uniques = list(dict.fromkeys(v for _, v in batch if v is not None))
+        codes = np.array([-1 if v is None else uniques.index(v) for _, v in batch], dtype=np.int8)
+        lines = np.arange(10 * j, 10 * j + len(batch), dtype=np.int64)
+        cand = np.array([c for c, _ in batch], dtype=np.int8)
+        red._versions(j, lines, cand, SimpleNamespace(codes=codes, uniques=np.array(uniques, dtype=object)))
+        for i, (c, v) in enumerate(batch):
+            if v is not None:
+                rows[c, v] = rows.get((c, v), 0) + 1
+                first.setdefault((c, v), (j, int(lines[i])))
+    number = red.versions
+    assert {(c, v): int(red.version_rows[c, g]) for v, g in number.items() for c in range(3)
+            if red.version_rows[c, g]} == rows
+    assert {(c, v): at for (c, g), at in red.version_first.items() for v in number if number[v] == g} == first
