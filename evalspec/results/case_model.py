@@ -87,31 +87,37 @@ def outcomes_from_counts(attempts: np.ndarray, missing: np.ndarray, passes: np.n
     used = attempts - missing if policy == "exclude" else attempts
     values = np.full(used.shape, np.nan)
     taken = np.zeros(used.shape, dtype=np.int64)
-    has = used > 0
+    cells = used.ravel() > 0
+    has: Any = slice(None) if cells.all() else cells  # the cells with attempts (every cell: no mask to apply)
+    out_values, out_taken = values.reshape(-1), taken.reshape(-1)  # (views of the fresh matrices, in cell order)
+
+    def at(matrix: np.ndarray) -> np.ndarray:
+        return matrix.ravel()[has]
+
     exclude = policy == "exclude"
     if rule == "first":
-        first = rule_counts["first_answered_outcome" if exclude else "first_outcome"]
-        values[has] = np.where(np.isnan(first[has]), 0.0, first[has])
-        taken[has] = 1
+        first = at(rule_counts["first_answered_outcome" if exclude else "first_outcome"])
+        out_values[has] = np.where(np.isnan(first), 0.0, first)
+        out_taken[has] = 1
     elif rule == "best_of_k":
         kk = int(k or 1)
-        hits = rule_counts[f"answered_passes_in_first_{kk}" if exclude else f"passes_in_first_{kk}"]
-        values[has] = (hits[has] > 0).astype(np.float64)
-        taken[has] = np.minimum(used[has], kk)
+        hits = at(rule_counts[f"answered_passes_in_first_{kk}" if exclude else f"passes_in_first_{kk}"])
+        out_values[has] = (hits > 0).astype(np.float64)
+        out_taken[has] = np.minimum(at(used), kk)
     else:
-        n, c = used[has], passes[has]
+        n, c = at(used), at(passes)
         if rule == "majority":
-            values[has] = (2 * c > n).astype(np.float64)
+            out_values[has] = (2 * c > n).astype(np.float64)
         elif rule in ("pass_at_k", "pass_hat_k"):
             estimator = pass_at if rule == "pass_at_k" else pass_hat
             pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
             table = np.array([estimator(int(a), int(b), int(k or 1)) for a, b in pairs], dtype=np.float64)
-            values[has] = table[np.asarray(inverse).reshape(-1)]
+            out_values[has] = table[np.asarray(inverse).reshape(-1)]
         elif rule == "mean":
-            values[has] = c.astype(np.float64) / n
+            out_values[has] = c.astype(np.float64) / n
         else:
             raise ValueError(f"the attempt rule {rule!r} does not run on a case table")
-        taken[has] = n
+        out_taken[has] = n
     return CaseOutcomes(values=values, attempts=taken, rule=rule, k=k)
 
 
