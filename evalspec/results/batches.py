@@ -104,6 +104,8 @@ class Distinct:
         found = self._add_texts(arrow) if arrow is not None else self._add_values(uniques.tolist())
         if self.start == 0 and arrow is not None and len(found) == self.count:  # the first texts: their own codes
             out = narrow_codes(codes, self.count)
+        elif self.start == 0 and np.array_equal(found, np.arange(len(found))):  # the first values, in their order
+            out = narrow_codes(codes, self.count)  # (each its own code: no gather of every row)
         else:
             remap = np.empty(len(found) + 1, dtype=np.int64)
             remap[:-1] = found

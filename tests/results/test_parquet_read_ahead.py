@@ -148,3 +148,19 @@ def test_a_dictionary_that_is_not_utf8_goes_to_the_whole_file_reader(tmp_path: P
     read = _dictionary_reads(monkeypatch)
     assert batches.stream_table(path, "parquet", path.name) is None  # (read_file then reads it whole)
     assert "ok" in read
+
+
+@pytest.mark.parametrize(("uniques", "codes"), [
+    ([3, 1, 7], [0, 1, 2, 2, -1, 0]),  # the first values, in their order: their own codes
+    ([3, None, 7], [0, 1, 2, 2, -1, 0]),  # a None among them: -1
+    ([1, 1.0, True, "1"], [3, 2, 1, 0, -1]),  # four values
+    ([5, 5, 2.0], [0, 1, 2, 1]),  # one value twice: one code (2.0 is another value)
+])
+def test_a_first_batch_of_values_gets_the_codes_of_the_values(uniques: list, codes: list) -> None:
+    dist = batches.Distinct()
+    values = np.empty(len(uniques), dtype=object)
+    values[:] = uniques
+    got = dist.add(np.array(codes, dtype=np.int32), values)
+    kept = dist.values
+    assert [None if c < 0 else (type(kept[c]), kept[c]) for c in got.tolist()] == [
+        None if c < 0 or uniques[c] is None else (type(uniques[c]), uniques[c]) for c in codes]
