@@ -188,9 +188,16 @@ def _one_row_each(t: Any, cand: np.ndarray, case: np.ndarray, case_ids: np.ndarr
                                      message=f"... and {extra} more rows like these ({t.plan.units.case})"))
 
 
+def _one(values: np.ndarray) -> np.ndarray:
+    """``values``, or its one value alone (shape ``(1,)``) where it is one value repeated for every row (a count
+    column of one value, typed as a broadcast): a comparison then reads one value, not every row."""
+    return values[:1] if values.ndim == 1 and values.size > 1 and values.strides == (0,) else values
+
+
 def _counts_agree(t: Any, counts: dict[str, np.ndarray], rule: dict[str, np.ndarray]) -> None:
     """The counts of each row describe possible attempts, and the attempt rows' own checks passed."""
     planned = int(t.plan.attempts.repeats)
+    counts = {name: _one(values) for name, values in counts.items()}  # (a column of one value: checked once)
     att, miss, passes = counts["attempts"], counts["missing"], counts["passes"]
     t.flag(att < 1, "attempts", "attempts must be at least 1 (a row stands for attempts that were made)")
     t.flag(att > planned, "attempts", f"more attempts kept than the {planned} planned (attempts.repeats); count the "

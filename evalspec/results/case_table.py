@@ -156,6 +156,10 @@ class _Typed:
 
     def flag(self, bad: np.ndarray, key: str, message: str, hint: str | None = None,
              values: np.ndarray | None = None) -> None:
+        if bad.shape == (1,) and self.n != 1:  # (a check of columns of one value each: every row or none)
+            if not bad[0]:
+                return
+            bad = np.broadcast_to(bad, (self.n,))
         idx = np.flatnonzero(bad)
         if idx.size:
             self.problems += located(self, idx, key, message, values=values, hint=hint)

@@ -250,3 +250,20 @@ def test_a_reading_counts_cannot_give_refuses_instead_of_being_skipped() -> None
 
     with pytest.raises(ReadingUnavailable, match="does not make from a case table"):
         CaseTableReadings(table=None).some_later_reading  # noqa: B018
+
+
+@pytest.mark.parametrize(("column", "value"), [("attempts", 0), ("attempts", 9), ("duplicate_attempts", 1),
+                                               ("unreadable", 3), ("missing", 9)])
+def test_a_count_of_one_value_everywhere_is_located_at_every_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  column: str, value: int) -> None:
+    from evalspec.results import case_checks
+
+    def change(rows: list) -> None:
+        for r in rows:
+            r[column] = value
+
+    once = [(d.file, d.line, d.key, d.message) for d in _run_bad(tmp_path / "once", change).diagnostics]
+    monkeypatch.setattr(case_checks, "_one", lambda values: values)  # (every row compared, as before)
+    each = [(d.file.replace("each", "once"), d.line, d.key, d.message)
+            for d in _run_bad(tmp_path / "each", change).diagnostics]
+    assert once == each and any(d[2] == column for d in once)
