@@ -242,18 +242,27 @@ class _Typed:
     def build(self, files: list[FileInfo], where_all: str) -> CaseTable:
         from evalspec.limits import MAX_CASE_CELLS
 
+        import copy
+        from concurrent.futures import ThreadPoolExecutor
+
         plan = self.plan
-        cand = self.candidates()
-        case, case_ids = self.labels(plan.units.case, "case id")
-        if len(case_ids) * len(plan.candidates) > MAX_CASE_CELLS:
+        mine = copy.copy(self)  # the case ids typed in a thread (Arrow and NumPy, mostly without the GIL) ...
+        mine.problems = []  # (... with their problems kept apart, then put in their place: the same order)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalspec-case-ids") as pool:
+            cases = pool.submit(mine.labels, plan.units.case, "case id")
+            cand = self.candidates()
+            before = len(self.problems)
+            cluster = cluster_ids = None
+            if plan.units.cluster is not None:
+                cluster, cluster_ids = self.labels(plan.units.cluster, "cluster id")
+            counts = {name: self.integers(name) for name, c in self.spec.items() if c.type == "integer"}
+            rule = {name: self.outcome(name) for name, c in self.spec.items() if c.type == "outcome"}
+            times = {name: self.times(name) for name, c in self.spec.items() if c.type == "timestamp"}
+            self.limits()
+            case, case_ids = cases.result()
+        if len(case_ids) * len(plan.candidates) > MAX_CASE_CELLS:  # (refused before any problem, as in turn)
             _too_many(where_all, f"{len(case_ids):,} cases for {len(plan.candidates)} candidates")
-        cluster = cluster_ids = None
-        if plan.units.cluster is not None:
-            cluster, cluster_ids = self.labels(plan.units.cluster, "cluster id")
-        counts = {name: self.integers(name) for name, c in self.spec.items() if c.type == "integer"}
-        rule = {name: self.outcome(name) for name, c in self.spec.items() if c.type == "outcome"}
-        times = {name: self.times(name) for name, c in self.spec.items() if c.type == "timestamp"}
-        self.limits()
+        self.problems[before:before] = mine.problems
         self.raise_problems("values that cannot be read")
         from evalspec.results.case_checks import check_case_table
 

@@ -267,3 +267,14 @@ def test_a_count_of_one_value_everywhere_is_located_at_every_row(tmp_path: Path,
     each = [(d.file.replace("each", "once"), d.line, d.key, d.message)
             for d in _run_bad(tmp_path / "each", change).diagnostics]
     assert once == each and any(d[2] == column for d in once)
+
+
+def test_problems_of_the_case_ids_typed_in_a_thread_keep_their_place(tmp_path: Path) -> None:
+    def change(rows: list) -> None:  # (the case ids are typed beside the candidates, clusters and counts)
+        rows[2]["model"] = "Z"
+        rows[3]["case_id"] = None
+        rows[4]["doc"] = None
+        rows[5]["passes"] = -1
+
+    err = _run_bad(tmp_path, change)
+    assert [(d.key, d.line) for d in err.diagnostics] == [("model", 3), ("case_id", 4), ("doc", 5), ("passes", 6)]
