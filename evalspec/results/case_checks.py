@@ -329,28 +329,45 @@ def _case_columns(t: Any, cells: _Cells, case: np.ndarray, case_ids: np.ndarray,
 
     out: dict[str, np.ndarray] = {}
     devs: list[dict[str, str]] = []
+    every_cell = cells.cell.size == cells.shape[0] * cells.shape[1]  # (one row per cell: each cell has its row)
     for col in attribute_columns(t.plan):
         codes, uniq = factorize(t.cols[col])
-        keep = np.append(np.where(missing_mask(uniq), -1, np.arange(len(uniq))), -1).astype(np.int32)  # missing: -1
-        grid = cells.grid(keep[codes])
-        case_codes = grid[0].copy()
-        for j in range(1, len(grid)):  # the first candidate with a value gives it
-            np.copyto(case_codes, grid[j], where=case_codes < 0)
-        hi = grid.max(axis=0)  # -1: no candidate has a value
-        lo = grid.view(np.uint32).min(axis=0).view(np.int32)  # (as unsigned, -1 is the largest: the least present)
-        varies = (hi >= 0) & (lo != hi)
-        del grid
-        varies[case[counts[f"distinct_{col}"] > 1]] = True
+        absent = missing_mask(uniq)
+        whole = every_cell and not absent.any() and (not codes.size or int(codes.min()) >= 0)  # no cell without one
+        keep = None if whole else np.append(np.where(absent, -1, np.arange(len(uniq))), -1).astype(np.int32)
+        case_codes, varies = _down_each_case(cells.grid(codes if keep is None else keep[codes]), whole)
+        more = _one(counts[f"distinct_{col}"]) > 1
+        if more.shape == (1,) and case.size != 1:  # (a count of one value: every case or none)
+            if more[0]:
+                varies[case] = True
+        else:
+            varies[case[more]] = True
         bad = np.flatnonzero(varies)
         if bad.size:
             ids = ", ".join(str(case_ids[i]) for i in bad[:5])
             devs.append({"code": "inconsistent_case_attribute",
                          "message": f"Column {col!r} differs between rows of {bad.size} case(s) ({ids}"
                          f"{', ...' if bad.size > 5 else ''}); the first value of each case was used."})
-        used = np.flatnonzero(np.bincount(case_codes[case_codes >= 0], minlength=len(uniq)))
+        used = np.flatnonzero(np.bincount(case_codes if whole else case_codes[case_codes >= 0], minlength=len(uniq)))
         remap = np.full(len(uniq) + 1, -1, dtype=np.int64)
         remap[used] = np.arange(used.size)
         kept = np.empty(used.size, dtype=object)
         kept[:] = [uniq[u] for u in used.tolist()]
         out[col] = LazyCoded(remap[case_codes], kept)  # (kept distinct, none missing; never expanded for a code)
     return out, devs
+
+
+def _down_each_case(grid: np.ndarray, whole: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each case's code (the first candidate's, in the plan's order, that has one) and whether its candidates'
+    codes differ, from the candidate x case ``grid`` of codes (-1: missing; ``whole``: none is)."""
+    if whole:  # every candidate has a value: the first gives it, and a case varies where another differs from it
+        varies = np.zeros(grid.shape[1], dtype=bool)
+        for j in range(1, len(grid)):
+            varies |= grid[j] != grid[0]
+        return grid[0].copy(), varies
+    case_codes = grid[0].copy()
+    for j in range(1, len(grid)):  # the first candidate with a value gives it
+        np.copyto(case_codes, grid[j], where=case_codes < 0)
+    hi = grid.max(axis=0)  # -1: no candidate has a value
+    lo = grid.view(np.uint32).min(axis=0).view(np.int32)  # (as unsigned, -1 is the largest: the least present)
+    return case_codes, (hi >= 0) & (lo != hi)

@@ -278,3 +278,39 @@ def test_problems_of_the_case_ids_typed_in_a_thread_keep_their_place(tmp_path: P
 
     err = _run_bad(tmp_path, change)
     assert [(d.key, d.line) for d in err.diagnostics] == [("model", 3), ("case_id", 4), ("doc", 5), ("passes", 6)]
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_attributes_that_differ_between_candidates_read_alike_by_every_path(tmp_path: Path, missing: bool,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalspec.results import case_checks
+    from tests.results.case_table_study import claim_bytes, study_rows
+
+    rows = study_rows()
+    for r in rows:  # (B or A says another language for three cases; with ``missing``, A has none for one)
+        if (r["model"], r["case_id"]) in (("B", "c005"), ("A", "c008"), ("B", "c011")):
+            r["lang"] = "fr"
+        if missing and r["model"] == "A" and r["case_id"] == "c007":
+            r["lang"] = None
+    folder = write_study(tmp_path, "mean", "count_as_fail", rows=rows)
+    pq.write_table(reference_case_table(folder), folder / "cases.parquet")
+    fast = claim_bytes(folder / "plan_ct.yaml")
+    assert "inconsistent_case_attribute" in fast["deviations"] and "c005, c008, c011" in fast["deviations"]
+    general = case_checks._down_each_case
+    monkeypatch.setattr(case_checks, "_down_each_case", lambda grid, whole: general(grid, False))
+    assert claim_bytes(folder / "plan_ct.yaml") == fast  # (every cell read through the missing-aware path)
+
+
+def test_a_distinct_count_of_one_value_above_one_marks_every_case(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalspec.results import case_checks
+    from tests.results.case_table_study import claim_bytes
+
+    folder = write_study(tmp_path, "mean", "count_as_fail")
+    table = reference_case_table(folder)
+    at = table.schema.get_field_index("distinct_lang")
+    pq.write_table(table.set_column(at, "distinct_lang", pa.array([2] * table.num_rows)), folder / "cases.parquet")
+    once = claim_bytes(folder / "plan_ct.yaml")
+    assert "differs between rows of 60 case(s)" in once["deviations"]
+    monkeypatch.setattr(case_checks, "_one", lambda values: values)  # (every row compared, as before)
+    assert claim_bytes(folder / "plan_ct.yaml") == once
