@@ -105,8 +105,8 @@ def _case_columns(tidy: Any, columns: list[str]) -> tuple[dict[str, np.ndarray],
     case has one value (the usual), that is its only value: the per-case lowest and highest codes
     say so without sorting the rows (10M rows: a lexsort and several 80 MB copies per column).
     """
-    from evalspec.results.values import CodedColumn
     from evalspec.results.table import _factorize, _is_missing
+    from evalspec.results.values import CodedColumn, held_values
 
     n_cases = len(tidy.case_ids)
     out: dict[str, np.ndarray] = {}
@@ -131,6 +131,7 @@ def _case_columns(tidy: Any, columns: list[str]) -> tuple[dict[str, np.ndarray],
             if order is None:
                 order = np.lexsort((tidy.repeat, tidy.cand, tidy.case))
             case_codes = _first_codes(tidy.case, codes, miss_u[codes], order, n_cases)
+            case_codes, uniq = held_values(case_codes, uniq)  # (a value only rows of other cases' values had: none's)
             ids = ", ".join(str(tidy.case_ids[i]) for i in bad[:5])
             devs.append({"code": "inconsistent_case_attribute",
                          "message": f"Column {col!r} differs between rows of {bad.size} case(s) ({ids}"

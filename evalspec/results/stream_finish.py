@@ -195,7 +195,7 @@ def _case_columns(red: Any, state: Any, kept: np.ndarray, counts: dict[str, np.n
                   ) -> tuple[dict[str, np.ndarray], list[dict[str, str]]]:
     """Each case attribute's value per case (the first candidate's in the plan's order, its lowest-numbered kept
     attempt's) and the cases whose kept attempts disagree, worded as :func:`evalspec.run._case_columns` words them."""
-    from evalspec.results.values import CodedColumn
+    from evalspec.results.values import CodedColumn, held_values
 
     out: dict[str, np.ndarray] = {}
     devs: list[dict[str, str]] = []
@@ -215,10 +215,12 @@ def _case_columns(red: Any, state: Any, kept: np.ndarray, counts: dict[str, np.n
         lo_case = np.where(has, lo.astype(np.int64), big).min(axis=0)
         hi_case = np.where(has, hi.astype(np.int64), -1).max(axis=0)
         bad = np.flatnonzero(has.any(axis=0) & (lo_case != hi_case))
+        uniques = _objects(red.values[col].values)
         if bad.size:
             ids = ", ".join(str(case_ids[i]) for i in bad[:5])
             devs.append({"code": "inconsistent_case_attribute",
                          "message": f"Column {col!r} differs between rows of {bad.size} case(s) ({ids}"
                          f"{', ...' if bad.size > 5 else ''}); the first value of each case was used."})
-        out[col] = CodedColumn.of(case_codes, _objects(red.values[col].values), distinct=True)
+            case_codes, uniques = held_values(case_codes, uniques)  # (as evalspec.run._case_columns)
+        out[col] = CodedColumn.of(case_codes, uniques, distinct=True)
     return out, devs

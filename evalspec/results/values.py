@@ -122,6 +122,22 @@ def narrow_codes(codes: np.ndarray, n_values: int) -> np.ndarray:
     return codes.astype(dtype, copy=False)
 
 
+def held_values(case_codes: np.ndarray, uniques: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``case_codes`` (-1: none) and ``uniques`` narrowed to the values some case holds, in their order.
+
+    Where a case attribute differs between a case's rows, the case takes its first value, and a
+    value seen only on rows whose cases took another is no case's: left in, a slice would list a
+    group of no cases. A case table holds one value per candidate and case, so it cannot see such
+    values at all; every input path narrows to the held values, and gives the same claim.
+    """
+    held = np.bincount(case_codes[case_codes >= 0], minlength=len(uniques)) > 0
+    if held.all():
+        return case_codes, uniques
+    remap = np.full(len(uniques) + 1, -1, dtype=np.int64)  # (code -1 reads the last slot)
+    remap[np.flatnonzero(held)] = np.arange(int(held.sum()))
+    return remap[case_codes], np.asarray(uniques, dtype=object)[held]
+
+
 class LazyCoded:
     """A column held as codes into its distinct values (``value = uniques[code]``, -1 missing), never expanded.
 

@@ -314,3 +314,29 @@ def test_a_distinct_count_of_one_value_above_one_marks_every_case(tmp_path: Path
     assert "differs between rows of 60 case(s)" in once["deviations"]
     monkeypatch.setattr(case_checks, "_one", lambda values: values)  # (every row compared, as before)
     assert claim_bytes(folder / "plan_ct.yaml") == once
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_value_only_a_later_candidate_gives_is_no_slice_group_on_any_path(tmp_path: Path, streamed: bool,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """B alone says ``fr`` (A says ``en`` for those cases): each case takes A's value, so no case is in ``fr``.
+    The attempt rows (in memory, or reduced while read) list no empty ``fr`` group, as the case table
+    (which cannot see B's ``fr`` beside A's ``en``) does not: the same claim by every path."""
+    import json
+
+    from tests.results.case_table_study import claim_bytes, study_rows
+
+    rows = study_rows()
+    for r in rows:
+        if r["model"] == "B" and r["case_id"] in ("c005", "c011"):
+            r["lang"] = "fr"
+    folder = write_study(tmp_path, "mean", "count_as_fail", rows=rows)
+    pq.write_table(reference_case_table(folder), folder / "cases.parquet")
+    if streamed:
+        monkeypatch.setenv("EVALSPEC_STREAM_ROWS", "0")
+    claim = claim_bytes(folder / "plan.yaml")
+    assert "inconsistent_case_attribute" in claim["deviations"] and "c005, c011" in claim["deviations"]
+    sliced = next(a for a in json.loads(claim["analyses"]) if a["kind"] == "slices")
+    groups = {g["value"]: g["n"] for g in sliced["result"]["slices"][0]["groups"]}
+    assert "fr" not in groups and all(n > 0 for n in groups.values()), groups
+    assert_same_claims(folder)
