@@ -144,14 +144,12 @@ def _say(claim: dict[str, Any], written: list[Path], target: Path, replaced: str
 
 def _previous_claim(target: Path) -> str | None:
     """A few words about the claim a run into ``target`` replaces (None when there is none), so it is never silent."""
-    import json
-
     path = target / "claim.json"
     if not path.is_file() or path.is_symlink():
         return None
     try:
         with open(path, "rb") as fh:
-            data = json.loads(fh.read(64 << 20))
+            data = _claim_parts(fh)
     except (OSError, ValueError, RecursionError):
         return "not a readable claim"
     if not isinstance(data, dict):
@@ -165,6 +163,36 @@ def _previous_claim(target: Path) -> str | None:
     from evalspec.errors import one_line
 
     return one_line(", ".join(w for w in words if w)[:300]) or "not a readable claim"
+
+
+#: The most of a claim read whole, and the tail read of a larger one (for the parts after its analyses).
+_WHOLE_BYTES, _TAIL_BYTES = 64 << 20, 16 << 20
+
+
+def _claim_parts(fh: Any) -> Any:
+    """A claim file's parts; of a claim of more than 64 MiB (not parsed whole), those after its analyses.
+
+    evalspec writes a claim's parts in name order, indented by two spaces, ``analyses`` first: it is
+    most of a long claim's bytes (every disagreeing case of a paired comparison: 522 MB at 5M cases).
+    Such a claim, once "not a readable claim", is described from its last 16 MiB, parsed from
+    ``claim_format`` (the part after ``analyses``) on, when the parts there come in name order. A
+    newline, two spaces and a quote start a top-level part only (JSON writes a newline in a text as
+    two characters).
+    """
+    import json
+
+    raw = fh.read(_WHOLE_BYTES)
+    if len(raw) < _WHOLE_BYTES or not fh.read(1):
+        return json.loads(raw)
+    if raw.startswith(b'{\n  "analyses": '):
+        fh.seek(max(0, fh.seek(0, 2) - _TAIL_BYTES))  # (seek(0, 2): the size)
+        tail = fh.read(_TAIL_BYTES)
+        at = tail.find(b'\n  "claim_format": ')
+        if at >= 0:
+            parts = json.loads(b"{" + tail[at:])
+            if isinstance(parts, dict) and list(parts) == sorted(parts) and next(iter(parts)) == "claim_format":
+                return parts
+    raise ValueError("a claim of more than 64 MiB not as evalspec writes it")
 
 
 def _step_summary(claim_path: Path | None) -> None:
