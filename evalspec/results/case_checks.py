@@ -15,7 +15,7 @@ import numpy as np
 
 from evalspec.errors import Diagnostic
 from evalspec.results.checks import unpaired_deviation, version_change, version_notes, versions_change
-from evalspec.results.values import LazyCoded
+from evalspec.results.values import LazyCoded, held_values
 from evalspec.labels import identifier_label as _label
 from evalspec.results.table import factorize, missing_mask
 
@@ -348,12 +348,10 @@ def _case_columns(t: Any, cells: _Cells, case: np.ndarray, case_ids: np.ndarray,
             devs.append({"code": "inconsistent_case_attribute",
                          "message": f"Column {col!r} differs between rows of {bad.size} case(s) ({ids}"
                          f"{', ...' if bad.size > 5 else ''}); the first value of each case was used."})
-        used = np.flatnonzero(np.bincount(case_codes if whole else case_codes[case_codes >= 0], minlength=len(uniq)))
-        remap = np.full(len(uniq) + 1, -1, dtype=np.int64)
-        remap[used] = np.arange(used.size)
-        kept = np.empty(used.size, dtype=object)
-        kept[:] = [uniq[u] for u in used.tolist()]
-        out[col] = LazyCoded(remap[case_codes], kept)  # (kept distinct, none missing; never expanded for a code)
+        case_codes, held = held_values(case_codes, uniq)  # (the values some case holds: none missing)
+        kept = np.empty(len(held), dtype=object)
+        kept[:] = list(held)
+        out[col] = LazyCoded(case_codes, kept)  # (kept distinct, none missing; never expanded for a code)
     return out, devs
 
 
