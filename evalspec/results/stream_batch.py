@@ -79,25 +79,58 @@ def first_rows(codes: np.ndarray, m: int) -> np.ndarray:
     return first
 
 
-def label_order(labels: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Any]]:
-    """``(first row of each label, the used labels' positions in row order, those labels)`` of a batch's
-    distinct ``labels`` (``codes``: each row's): what :func:`_labels_in_order` numbers, known without its state."""
+def label_order(labels: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Any], Any]:
+    """``(first row of each label, the used labels' positions in row order, those labels, the same as an Arrow
+    string array or None)`` of a batch's distinct ``labels`` (``codes``: each row's): what :func:`_labels_in_order`
+    numbers, known without its state (the Arrow form: None where a label is not text Arrow holds)."""
+    from evalspec.results.arrow import arrow_strings
+
     first = first_rows(codes, len(labels))
     used = np.flatnonzero(first < codes.shape[0])
     used = used[np.argsort(first[used], kind="stable")]
-    return first, used, np.asarray(labels, dtype=object)[used].tolist()
+    keys = np.asarray(labels, dtype=object)[used].tolist()
+    texts = arrow_strings(keys) if all(k.__class__ is str for k in keys) else None
+    return first, used, keys, texts
 
 
-def _labels_in_order(index: dict[str, int], labels: np.ndarray, codes: np.ndarray,
-                     order: tuple[np.ndarray, np.ndarray, list[Any]] | None = None) -> np.ndarray:
-    """Global codes of a batch's distinct ``labels`` (``codes``: each row's), new ones numbered in row order.
+class Labels:
+    """Distinct labels (case or cluster ids) numbered 0, 1, ... in the order first seen, over every batch.
 
-    ``order``: :func:`label_order` of them, when computed already (in the reader thread).
+    Kept in a :class:`~evalspec.results.text_index.TextIndex` (looked up and added in NumPy and
+    Arrow, which let the reader thread run meanwhile) while every batch's labels come as Arrow
+    texts; from the first batch whose do not (a text Arrow cannot hold), in a dict, numbered the
+    same (:meth:`number` gives what a dict filled row by row gives, either way).
     """
-    out = np.full(len(labels) + 1, -1, dtype=np.int64)
-    if not len(labels):
-        return out
-    _, used, keys = label_order(labels, codes) if order is None else order
+
+    def __init__(self) -> None:
+        from evalspec.results.text_index import TextIndex
+
+        self.texts: Any = TextIndex()
+        self.index: dict[Any, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.texts) if self.index is None else len(self.index)
+
+    def number(self, keys: list[Any], texts: Any) -> np.ndarray:
+        """The numbers of distinct ``keys`` (``texts``: the same as Arrow texts, or None), new ones numbered on."""
+        if self.index is None and texts is not None:
+            return self.texts.add(texts)[0]
+        if self.index is None:  # (from here on a dict: the labels so far, in their order)
+            self.index = dict(zip(self.labels(), range(len(self.texts))))
+            self.texts = None
+        return _numbered(self.index, keys)
+
+    def labels(self) -> list[Any]:
+        """Every label, in the order numbered."""
+        return list(self.index) if self.index is not None else self.texts.arrow().to_pylist()
+
+    def arrow(self) -> Any:
+        """Every label as an Arrow string array in the order numbered; None when some label is not held as text."""
+        return self.texts.arrow() if self.index is None else None
+
+
+def _numbered(index: dict[Any, int], keys: list[Any]) -> np.ndarray:
+    """The numbers of distinct ``keys`` in ``index``, the new ones added, numbered on in their order."""
     # (C loops: a batch has tens of thousands of new case ids; each is looked up once)
     found = np.fromiter(map(index.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
     new = found < 0
@@ -106,7 +139,20 @@ def _labels_in_order(index: dict[str, int], labels: np.ndarray, codes: np.ndarra
         n = len(index)
         found[new] = np.arange(n, n + k)
         index.update(zip(keys if k == len(keys) else compress(keys, new.tolist()), range(n, n + k)))
-    out[used] = found
+    return found
+
+
+def _labels_in_order(index: Labels | dict[Any, int], labels: np.ndarray, codes: np.ndarray,
+                     order: tuple[np.ndarray, np.ndarray, list[Any], Any] | None = None) -> np.ndarray:
+    """Global codes of a batch's distinct ``labels`` (``codes``: each row's), new ones numbered in row order.
+
+    ``order``: :func:`label_order` of them, when computed already (in the reader thread).
+    """
+    out = np.full(len(labels) + 1, -1, dtype=np.int64)
+    if not len(labels):
+        return out
+    _, used, keys, texts = label_order(labels, codes) if order is None else order
+    out[used] = _numbered(index, keys) if isinstance(index, dict) else index.number(keys, texts)
     return out
 
 
@@ -298,8 +344,8 @@ class Reducer:
         self.attributes = [c for c, (_, level) in column_needs(plan).items() if level == "case"]
         self.typer = Typer(plan, self.attributes)
         self.state = CellState(len(self.names), self.attributes)
-        self.cases: dict[str, int] = {}
-        self.clusters: dict[str, int] = {}
+        self.cases = Labels()
+        self.clusters = Labels()
         self.case_cluster = np.zeros(0, dtype=np.int64)
         self.versions: dict[str, int] = {}
         self.version_rows = np.zeros((len(self.names), 0), dtype=np.int64)
@@ -400,7 +446,7 @@ class Reducer:
         bad = np.flatnonzero(self.case_cluster[gcase] != gcl)
         if not bad.size:
             return []
-        names = np.array(list(self.clusters), dtype=object)
+        names = np.array(self.clusters.labels(), dtype=object)
         i0 = int(bad[0])
         return located(cat, bad, self.plan.units.cluster,
                        f"the case's cluster differs between rows (case {labels[case_local[i0]]!r} is in cluster "

@@ -33,15 +33,17 @@ class StreamedTable(CaseTable):
     masks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
-def _sorted(labels: list[str]) -> np.ndarray | None:
+def _sorted(labels: list[str], arr: Any = None) -> np.ndarray | None:
     """The order that sorts ``labels`` (distinct; code point order, as the in-memory path sorts ids), None when
-    they are in that order already (results written in case order: nothing to sort or gather)."""
+    they are in that order already (results written in case order: nothing to sort or gather). ``arr``: the same
+    labels as an Arrow string array, when at hand."""
     if len(labels) < 2:
         return None
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    arr = pa.array(labels, pa.string())
+    if arr is None:
+        arr = pa.array(labels, pa.string())
     if pc.all(pc.greater(arr.slice(1), arr.slice(0, len(labels) - 1))).as_py():  # (Arrow compares UTF-8 bytes)
         return None
     return np.asarray(pc.sort_indices(arr), dtype=np.int64)
@@ -96,17 +98,17 @@ def finish(red: Any) -> Any:
     _end_checks(red)
     plan = red.plan
     planned, k = int(plan.attempts.repeats), int(plan.attempts.k or 1)
-    case_labels = list(red.cases)
+    case_labels = red.cases.labels()
     n_cases = len(case_labels)
-    resort = _sorted(case_labels)
+    resort = _sorted(case_labels, red.cases.arrow())
     state = red.state.trimmed(n_cases, resort)
     red.state = red.cases = None  # (their copies in case order are all that is needed now)
     order = np.arange(n_cases) if resort is None else resort
     case_ids = _objects(case_labels) if resort is None else _objects(case_labels)[order]
     cluster_ids = case_cluster = None
     if plan.units.cluster is not None:
-        cl_labels = list(red.clusters)
-        cl_order = _sorted(cl_labels)
+        cl_labels = red.clusters.labels()
+        cl_order = _sorted(cl_labels, red.clusters.arrow())
         cl_order = np.arange(len(cl_labels)) if cl_order is None else cl_order
         rank = np.empty(len(cl_labels), dtype=np.int64)
         rank[cl_order] = np.arange(len(cl_labels))

@@ -1,7 +1,8 @@
 """The streaming fold's shortcuts give what the plain ways give, for any batch (hypothesis).
 
 * ``first_rows`` looks only at the first row of each run of equal codes;
-* ``_labels_in_order`` looks each label up once and numbers the new ones in row order;
+* ``_labels_in_order`` looks each label up once and numbers the new ones in row order, in a dict or in
+  ``Labels`` (a ``TextIndex`` while every batch's labels are Arrow texts, a dict from the first that is not);
 * ``lowest_bits`` gives the masks themselves when none has more bits than asked for;
 * ``stream_finish._sorted`` says "in order already" (None) only for labels in code point order, and
   the state is then copied whole rather than gathered (``CellState.trimmed``);
@@ -14,7 +15,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalspec.results.stream_batch import _labels_in_order, first_rows, label_order
+from evalspec.results.stream_batch import Labels, _labels_in_order, first_rows, label_order
 from evalspec.results.stream_finish import _sorted
 from evalspec.results.stream_state import CellState, lowest_bits
 
@@ -33,22 +34,33 @@ def test_first_rows_is_each_codes_first_row(codes: list[int], runs: bool) -> Non
         assert first_rows(np.array(codes, dtype=dtype), 7).tolist() == _first_plain(codes, 7)
 
 
-@given(st.lists(st.lists(st.integers(0, 8), max_size=30), max_size=5))
-def test_labels_are_numbered_as_a_dict_numbers_them_in_row_order(batches: list[list[int]]) -> None:
-    """Batch after batch, the global codes are those of a dict filled row by row (new labels numbered as first seen)."""
+@given(st.lists(st.lists(st.integers(0, 8), max_size=30), max_size=5), st.integers(-1, 5))
+def test_labels_are_numbered_as_a_dict_numbers_them_in_row_order(batches: list[list[int]], odd: int) -> None:
+    """Batch after batch, the global codes are those of a dict filled row by row (new labels numbered as first
+    seen), in a dict and in ``Labels``; batch ``odd`` holds a label Arrow cannot hold (a lone surrogate), from which
+    on ``Labels`` is a dict (until then a ``TextIndex``)."""
     index: dict[str, int] = {}
+    held = Labels()
     plain: dict[str, int] = {}
-    for rows in batches:
-        labels = np.array(sorted({f"id-{r}" for r in rows}) + ["unused"], dtype=object)
-        local = np.array([list(labels).index(f"id-{r}") for r in rows], dtype=np.int64)
+    for j, rows in enumerate(batches):
+        name = (lambda r: f"id-{r}" + ("\ud800" if r == 3 else "")) if j == odd else (lambda r: f"id-{r}")
+        labels = np.array(sorted({name(r) for r in rows}) + ["unused"], dtype=object)
+        local = np.array([list(labels).index(name(r)) for r in rows], dtype=np.int64)
         for r in rows:
-            plain.setdefault(f"id-{r}", len(plain))
+            plain.setdefault(name(r), len(plain))
         for order in (None, label_order(labels, local)):
             got = _labels_in_order(dict(index), labels, local, order)
-            assert got[local].tolist() == [plain[f"id-{r}"] for r in rows]
+            assert got[local].tolist() == [plain[name(r)] for r in rows]
             assert got[-2] == -1 and got[-1] == -1  # ("unused" in no row; the trailing slot for code -1)
         _labels_in_order(index, labels, local)
-        assert index == plain
+        assert _labels_in_order(held, labels, local, label_order(labels, local))[local].tolist() == [
+            plain[name(r)] for r in rows]
+        assert index == plain and held.labels() == list(plain) and len(held) == len(plain)
+        in_text = odd < 0 or j < odd or 3 not in batches[odd]
+        assert (held.index is None) == in_text  # (a TextIndex until a label is not Arrow text)
+        assert (held.arrow() is not None) == in_text
+        if in_text:
+            assert held.arrow().to_pylist() == list(plain)
 
 
 @given(st.lists(st.text(min_size=1, max_size=4), unique=True, max_size=12))
