@@ -181,6 +181,10 @@ class AnalysisContext:
             keep &= mask
         idx = np.flatnonzero(keep)
         clusters = None if self.case_cluster is None else self.case_cluster[idx]
+        if clusters is not None:  # (counted once for all the kernels that read the pair's clusters)
+            from evalspec.stats import cluster_labels
+
+            clusters = cluster_labels(clusters)
         return Pair(x=x[idx], y=y[idx], cases=idx, clusters=clusters)
 
     def cluster_label(self, code: int) -> str:

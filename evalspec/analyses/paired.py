@@ -198,7 +198,10 @@ class CaseRefs:
         """The listed cases as :class:`CaseRef` dumps them."""
         import numpy as np
 
-        ids = [str(c) for c in np.asarray(self.case_ids, dtype=object)[self.cases].tolist()]
+        every = self.case_ids  # (case ids a reader keeps as Arrow texts make only the listed ones Python strings)
+        listed = np.asarray(every, dtype=object)[self.cases] if isinstance(every, (np.ndarray, list, tuple)) \
+            else every[self.cases]
+        ids = [str(c) for c in listed.tolist()]
         if self.case_cluster is None:
             return [{"case": c, "cluster": None} for c in ids]
         return [{"case": c, "cluster": g} for c, g in zip(ids, self.labels[self.case_cluster[self.cases]].tolist())]
@@ -317,9 +320,9 @@ def _table(pair: Pair) -> Table:
 
 def _units_with_disagreement(diff: np.ndarray, clusters: np.ndarray) -> int:
 
-    from evalspec.stats import cluster_sizes
+    from evalspec.stats import clusters_among
 
-    return int(cluster_sizes(clusters[diff != 0]).size)
+    return clusters_among(clusters, diff != 0)
 
 
 def paired_core(ctx: Context, first: str, second: str, *, method: str, level: float,
@@ -403,12 +406,12 @@ def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str,
               resamples: int, seed: int, bootstrap_interval: str, correction: str) -> PairedCore:
     import numpy as np
 
-    from evalspec.stats import cluster_sizes, paired_difference_interval
+    from evalspec.stats import cluster_labels, cluster_sizes, paired_difference_interval
 
     n = int(pair.x.size)
     binary = ctx.outcomes.binary
     declared = pair.clusters is not None
-    clusters = pair.clusters if pair.clusters is not None else np.arange(n)
+    clusters = cluster_labels(pair.clusters if pair.clusters is not None else np.arange(n))
     n_units = int(cluster_sizes(clusters).size)
     unit = "clusters" if declared else "cases"
     diff = pair.x - pair.y

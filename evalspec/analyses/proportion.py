@@ -80,7 +80,7 @@ def _entry(ctx: Context, name: str, method: str, level: float,
            mask: np.ndarray | None = None) -> tuple[ProportionEntry | None, list[Caveat]]:
     import numpy as np
 
-    from evalspec.stats import cluster_sizes, clustered_mean_interval, proportion_interval
+    from evalspec.stats import cluster_labels, cluster_sizes, clustered_mean_interval, proportion_interval
 
     row = ctx.outcomes.values[ctx.index(name)]
     keep = ~np.isnan(row)
@@ -95,7 +95,7 @@ def _entry(ctx: Context, name: str, method: str, level: float,
         successes = int(vals.sum())
         caveats: list[Caveat] = []
         if ctx.case_cluster is not None:
-            case_clusters = ctx.case_cluster[idx]
+            case_clusters = cluster_labels(ctx.case_cluster[idx])  # (counted once for the kernels below)
             if cluster_sizes(case_clusters).size >= 2:
                 entry = _clustered(vals, case_clusters, method, level)
                 if entry.method.split("_cluster")[0] != method:
@@ -110,7 +110,7 @@ def _entry(ctx: Context, name: str, method: str, level: float,
         r = proportion_interval(successes, n, method=method, confidence_level=level)
         return ProportionEntry(successes=successes, n=n, estimate=r.estimate, low=r.low, high=r.high,
                                method=r.method, confidence_level=r.confidence_level), caveats
-    clusters = ctx.case_cluster[idx] if ctx.case_cluster is not None else np.arange(n)
+    clusters = cluster_labels(ctx.case_cluster[idx] if ctx.case_cluster is not None else np.arange(n))
     if n < 2 or cluster_sizes(clusters).size < 2:
         return ProportionEntry(successes=float(vals.sum()), n=n, estimate=float(vals.mean()), low=0.0, high=1.0,
                                method="none (fewer than 2 clusters)", confidence_level=level,

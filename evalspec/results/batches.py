@@ -189,13 +189,11 @@ class Distinct:
             return self._whole
         codes = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.int8)
         self.parts = []
+        if self._objects is None and self.count:  # every value a text: they keep their Arrow form, typed in C
+            # later, and are made Python objects only if something reads them so (LazyCoded.uniques)
+            return LazyCoded.of_texts(narrow_codes(codes, self.count), self.texts.arrow())
         uniques = np.empty(self.count, dtype=object)
-        if self._objects is None:  # every value a text: they keep their Arrow form, typed in C later
-            arrow = self.texts.arrow()
-            uniques[:] = arrow.to_pylist()
-            if self.count:
-                uniques = Texts.of(uniques, arrow)
-        else:
+        if self._objects is not None:
             uniques[:] = self._objects
             if self._objects and len(self.texts) == self.count:
                 uniques = Texts.of(uniques, self.texts.arrow().take(positions(np.argsort(self._text_codes[:self.count]))))

@@ -217,9 +217,9 @@ class _Typed:
         self.flag(cand == -2, key, "the row names no candidate", hint="fill in the candidate")
         return cand
 
-    def labels(self, key: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+    def labels(self, key: str, what: str, lazy: bool = False) -> tuple[np.ndarray, np.ndarray]:
         col = self.cols[key]
-        codes, labels, miss = _labels(col)
+        codes, labels, miss = _labels(col, lazy=lazy)  # (lazy: case ids kept as Arrow texts, values.LazyTexts)
         self.flag(miss, key, f"the row has no {what}", values=col, hint=f"every row needs its {what}")
         return codes, labels
 
@@ -249,7 +249,7 @@ class _Typed:
         mine = copy.copy(self)  # the case ids typed in a thread (Arrow and NumPy, mostly without the GIL) ...
         mine.problems = []  # (... with their problems kept apart, then put in their place: the same order)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalspec-case-ids") as pool:
-            cases = pool.submit(mine.labels, plan.units.case, "case id")
+            cases = pool.submit(mine.labels, plan.units.case, "case id", True)
             cand = self.candidates()
             before = len(self.problems)
             cluster = cluster_ids = None

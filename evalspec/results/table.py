@@ -27,7 +27,7 @@ from evalspec.results.hints import OUTCOME_HINT, candidate_names_hint, column_gu
 from evalspec.results.batches import Watch
 from evalspec.results.arrow import arrow_numpy, arrow_strings, arrow_texts
 from evalspec.results.readers import RawFile
-from evalspec.results.values import CodedColumn, LazyCoded, Texts, narrow_codes
+from evalspec.results.values import CodedColumn, LazyCoded, LazyTexts, Texts, narrow_codes
 
 __all__ = ["Tidy", "FileInfo", "build_table", "case_table_watch", "case_table_refusal", "located", "factorize", "missing_mask", "MAX_LISTED", "MAX_REPEAT",
            "MAX_ABS_SCORE", "plan_columns"]
@@ -402,7 +402,8 @@ def _missing_texts(arr: Any, uniques: np.ndarray, edges: Any = None) -> np.ndarr
     maybe = np.flatnonzero((size <= max(map(len, _MISSING))) | ~printable[first] | ~printable[last])
     out = np.zeros(len(arr), dtype=bool)
     if maybe.size:
-        out[maybe] = missing_mask(np.asarray(uniques).view(np.ndarray)[maybe])
+        asked = uniques[maybe] if isinstance(uniques, LazyTexts) else np.asarray(uniques).view(np.ndarray)[maybe]
+        out[maybe] = missing_mask(asked)
     return out
 
 
@@ -418,23 +419,43 @@ def _sorted_order(arr: Any) -> np.ndarray:
     return arrow_numpy(pc.sort_indices(arr)).astype(np.int64)
 
 
-def _labels(col: np.ndarray, dtype: Any = np.int64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(codes, sorted labels, missing mask)`` of an identifier column; the codes are of ``dtype``."""
-    codes, uniques = _factorize(col)
+def _coded_texts(col: np.ndarray) -> tuple[np.ndarray, Any]:
+    """``(codes, uniques)`` of a column, as :func:`factorize`, its uniques a :class:`LazyTexts` (no Python object
+    made) where a reader holds them in Arrow."""
+    lazy = col.lazy_texts() if isinstance(col, LazyCoded) else None
+    return (col.codes, lazy) if lazy is not None else _factorize(col)
+
+
+def _labels(col: np.ndarray, dtype: Any = np.int64, lazy: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, sorted labels, missing mask)`` of an identifier column; the codes are of ``dtype``.
+
+    ``lazy``: many distinct texts that are their own labels, held in Arrow by the reader, are
+    given as :class:`LazyTexts` (each made a Python ``str`` where read: a case table's case ids).
+    """
+    codes, uniques = _coded_texts(col) if lazy else _factorize(col)
+    if isinstance(uniques, LazyTexts) and len(uniques) <= 2000:  # (few: as objects, as the other paths give)
+        codes, uniques = _factorize(col)
     arr = getattr(uniques, "arrow", None)
     edges = _edge_bytes(arr) if arr is not None and len(arr) > 2000 else None  # (read once for both checks)
     arr = _plain_texts(uniques, edges)
+    if arr is None and isinstance(uniques, LazyTexts):  # (labels to make one by one: from the objects)
+        codes, uniques = _factorize(col)
     if arr is not None:  # many distinct texts that are their own labels: sorted by Arrow, in C
         umissing = _missing_texts(arr, uniques, edges)
         order = _sorted_order(arr)
         if umissing.any():
             order = order[~umissing[order]]
+        held = isinstance(uniques, LazyTexts)
         if order.size == len(uniques) and np.array_equal(order, np.arange(order.size)):  # in order, none missing
             out = codes.astype(dtype)
-            return out, np.asarray(uniques).view(np.ndarray), out < 0
+            return out, uniques if held else np.asarray(uniques).view(np.ndarray), out < 0  # type: ignore[return-value]
         rank = np.full(len(uniques) + 1, -1, dtype=dtype)
         rank[order] = np.arange(len(order), dtype=dtype)
         out = rank[codes]
+        if held:
+            from evalspec.results.text_index import positions
+
+            return out, LazyTexts(arr.take(positions(order))), out < 0  # type: ignore[return-value]
         return out, np.asarray(uniques).view(np.ndarray)[order], out < 0
     ulabels = np.empty(len(uniques), dtype=object)
     ulabels[:] = [_label(u) for u in uniques.tolist()]
@@ -956,7 +977,7 @@ def _nested_problems(cat: Any, col: np.ndarray, name: str) -> list[Diagnostic]:
 
 
 def _long_label_problems(cat: Any, col: np.ndarray, name: str, what: str) -> list[Diagnostic]:
-    codes, uniq = _factorize(col)
+    codes, uniq = _coded_texts(col)
     arr = getattr(uniq, "arrow", None)
     if arr is not None and len(arr) and _max_length(arr) <= MAX_LABEL_CHARS:
         return []  # (stripping only shortens a label)

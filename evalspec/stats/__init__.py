@@ -34,6 +34,7 @@ _HOMES: dict[str, str] = {
     "PairedDifferenceResult": "evalspec.stats._results",
     "ProportionResult": "evalspec.stats._results",
     "InvalidArgument": "evalspec.stats._validation",
+    "cluster_labels": "evalspec.stats._validation",
     "beta_binomial_posterior": "evalspec.stats.beta_binomial",
     "beta_binomial_profile": "evalspec.stats.beta_binomial",
     "BOOTSTRAP_INTERVALS": "evalspec.stats.bootstrap",
@@ -41,6 +42,7 @@ _HOMES: dict[str, str] = {
     "paired_cluster_bootstrap": "evalspec.stats.bootstrap",
     "bell_mccaffrey_df": "evalspec.stats.clustered",
     "cluster_sizes": "evalspec.stats.clustered",
+    "clusters_among": "evalspec.stats.clustered",
     "clustered_mean_interval": "evalspec.stats.clustered",
     "clustered_standard_error": "evalspec.stats.clustered",
     "CORRECTIONS": "evalspec.stats.clustered",
@@ -95,8 +97,10 @@ __all__ = [
     "beta_binomial_profile",
     "beta_hdi",
     "clopper_pearson_limits",
+    "cluster_labels",
     "cluster_sizes",
     "cluster_totals",
+    "clusters_among",
     "clustered_failure_upper_bound",
     "clustered_mcnemar",
     "clustered_mean_interval",
@@ -147,6 +151,7 @@ if TYPE_CHECKING:  # pragma: no cover - what the names are, for type checkers
     )
     from evalspec.stats._validation import (
         InvalidArgument,
+        cluster_labels,
     )
     from evalspec.stats.beta_binomial import (
         beta_binomial_posterior,
@@ -163,6 +168,7 @@ if TYPE_CHECKING:  # pragma: no cover - what the names are, for type checkers
         cluster_sizes,
         clustered_mean_interval,
         clustered_standard_error,
+        clusters_among,
     )
     from evalspec.stats.mcnemar_clustered import (
         clustered_mcnemar,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["InvalidArgument"]
+__all__ = ["ClusterLabels", "InvalidArgument", "cluster_labels"]
 
 
 class InvalidArgument(ValueError):
@@ -105,9 +105,61 @@ def _finite_array(name: str, values: Any, *, unit_interval: bool = False) -> np.
     return arr
 
 
+class ClusterLabels(np.ndarray):
+    """Integer cluster labels, one per row, that keep their factorisation once made (:func:`cluster_labels`).
+
+    A group's or a pair's clusters are counted by several kernels in a row (the number of
+    clusters, their sizes, the residual totals: up to eight times per paired interval, each an
+    O(n) pass over millions of cases); labels of this type are factorised once and every kernel
+    reads the same codes and sizes. They are read-only (the codes could otherwise go stale), and
+    anything derived from them (a slice, a copy, arithmetic) is a plain array again, factorised
+    afresh: the codes travel with the labels themselves, never in a cache keyed by identity.
+    Only time changes, never a result (``tests/stats/test_cluster_labels.py``).
+    """
+
+    _bins: Any  # (labels - min, rows per label) or False (no modest range); None: not counted yet
+    _codes: Any  # (codes, number of clusters, rows per cluster); None: not made yet
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self._bins = None
+        self._codes = None
+
+    def __reduce__(self) -> Any:  # pickles as a plain array
+        return np.asarray(self).view(np.ndarray).__reduce__()
+
+    def __repr__(self) -> str:  # (shown as the plain array it is, in messages too)
+        return repr(self.view(np.ndarray))
+
+
+def cluster_labels(labels: np.ndarray) -> np.ndarray:
+    """``labels`` (a 1-D integer array, not changed afterwards) as :class:`ClusterLabels`: read-only, factorised
+    once by whichever kernel asks first; any other array (or labels of this type already) is returned as it is."""
+    if type(labels) is ClusterLabels or not (isinstance(labels, np.ndarray) and labels.ndim == 1 and labels.dtype.kind in "iu"):
+        return labels
+    out = labels.view(ClusterLabels)
+    out.flags.writeable = False
+    return out
+
+
+def _frozen(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        a.flags.writeable = False
+
+
 def _integer_bins(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """``(labels - min as intp, rows per label from min to max)`` of non-empty 1-D integer labels over a modest
-    range (at most ``4 n + 1024`` values: counted in O(n)), else None."""
+    range (at most ``4 n + 1024`` values: counted in O(n)), else None (counted once for :class:`ClusterLabels`)."""
+    if type(arr) is ClusterLabels:
+        if arr._bins is None:
+            bins = _count_bins(arr.view(np.ndarray))
+            if bins is not None:
+                _frozen(*bins)
+            arr._bins = False if bins is None else bins
+        return arr._bins or None
+    return _count_bins(arr)
+
+
+def _count_bins(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     lo, hi = int(arr.min()), int(arr.max())
     if hi - lo > 4 * arr.shape[0] + 1024:
         return None
@@ -127,6 +179,24 @@ def _cluster_codes(clusters: Any, n: int, name: str = "clusters") -> tuple[np.nd
     codes : ndarray of intp, shape (n,)
     n_clusters : int
     """
+    if type(clusters) is ClusterLabels and clusters.shape[0] == n:  # (factorised once: see ClusterLabels)
+        if clusters._codes is None:
+            codes, n_clusters = _make_cluster_codes(clusters, n, name)
+            sizes = np.bincount(codes, minlength=n_clusters)
+            _frozen(codes, sizes)
+            clusters._codes = (codes, n_clusters, sizes)
+        return clusters._codes[0], clusters._codes[1]
+    return _make_cluster_codes(clusters, n, name)
+
+
+def _cluster_sizes_of(clusters: Any, codes: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Rows per cluster of ``codes`` (:func:`_cluster_codes` of ``clusters``), int64; kept by :class:`ClusterLabels`."""
+    if type(clusters) is ClusterLabels and clusters._codes is not None and clusters._codes[0] is codes:
+        return clusters._codes[2]
+    return np.bincount(codes, minlength=n_clusters)
+
+
+def _make_cluster_codes(clusters: Any, n: int, name: str) -> tuple[np.ndarray, int]:
     if isinstance(clusters, (str, bytes)) or not isinstance(clusters, (Iterable, np.ndarray)):
         raise InvalidArgument(name, clusters, "must be a sequence of cluster labels, one per row")
     arr = clusters if isinstance(clusters, np.ndarray) else None

@@ -48,7 +48,16 @@ from numpy.typing import ArrayLike
 
 from evalspec.stats._numeric import t_upper_quantile
 from evalspec.stats._results import ClusteredMeanResult
-from evalspec.stats._validation import InvalidArgument, _choice, _cluster_codes, _finite_array, _integer_bins, _level
+from evalspec.stats._validation import (
+    ClusterLabels,
+    InvalidArgument,
+    _choice,
+    _cluster_codes,
+    _cluster_sizes_of,
+    _finite_array,
+    _integer_bins,
+    _level,
+)
 
 __all__ = [
     "CORRECTIONS",
@@ -58,6 +67,7 @@ __all__ = [
     "cluster_sizes",
     "clustered_mean_interval",
     "clustered_standard_error",
+    "clusters_among",
 ]
 
 #: Small-sample corrections accepted by the clustered functions (the first is the default).
@@ -141,6 +151,15 @@ def cluster_sizes(clusters: ArrayLike) -> np.ndarray:
     return np.bincount(codes, minlength=n_clusters).astype(np.int64, copy=False)
 
 
+def clusters_among(clusters: ArrayLike, where: np.ndarray) -> int:
+    """Distinct clusters among the rows ``where`` is true: ``cluster_sizes(clusters[where]).size``, from the codes of
+    :class:`~evalspec.stats._validation.ClusterLabels` (made once: no labels counted again)."""
+    if type(clusters) is ClusterLabels:
+        codes, n_clusters = _cluster_codes(clusters, clusters.shape[0])
+        return int(np.count_nonzero(np.bincount(codes[where], minlength=n_clusters)))
+    return int(cluster_sizes(np.asarray(clusters)[where]).size)
+
+
 def _prepare(values: ArrayLike, clusters: ArrayLike, correction: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """Validated values, residual totals per cluster, cluster sizes and the correction."""
     arr = _finite_array("values", values)
@@ -152,7 +171,7 @@ def _prepare(values: ArrayLike, clusters: ArrayLike, correction: str) -> tuple[n
         )
     resid = arr - arr.mean()
     totals = np.bincount(codes, weights=resid, minlength=n_clusters)
-    sizes = np.bincount(codes, minlength=n_clusters).astype(np.float64)
+    sizes = _cluster_sizes_of(clusters, codes, n_clusters).astype(np.float64)
     return arr, totals, sizes, correction
 
 

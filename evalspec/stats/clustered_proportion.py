@@ -57,7 +57,7 @@ from numpy.typing import ArrayLike
 
 from evalspec.stats._numeric import normal_upper_quantile, t_upper_quantile
 from evalspec.stats._results import ClusteredProportionResult
-from evalspec.stats._validation import InvalidArgument, _choice, _cluster_codes, _finite_array, _level
+from evalspec.stats._validation import InvalidArgument, _choice, _cluster_codes, _cluster_sizes_of, _finite_array, _level
 from evalspec.stats.clustered import bell_mccaffrey_df, cluster_robust_variance
 from evalspec.stats.proportion import ALTERNATIVES, clopper_pearson_limits, wilson_limits
 
@@ -155,7 +155,7 @@ def clustered_proportion_interval(
     p = total / n
     resid = arr - p
     totals = np.bincount(codes, weights=resid, minlength=n_clusters)
-    sizes = np.bincount(codes, minlength=n_clusters).astype(np.float64)
+    sizes = _cluster_sizes_of(clusters, codes, n_clusters).astype(np.float64)
     variance = cluster_robust_variance(totals, sizes, "CR2")
     df = bell_mccaffrey_df(sizes)
     if df_rule == "conservative":
