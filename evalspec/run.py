@@ -455,10 +455,13 @@ def _case_table_context(handle: _PlanHandle, table: Any) -> tuple[Any, list[dict
     """The analyses' context from a checked case table: the attempt rule on its counts, no attempt rows."""
     from evalspec.analyses.context import AnalysisContext, NoAttemptRows
 
+    from evalspec.stats import cluster_labels
+
     plan = handle.plan
     policy = plan.missing.policy
-    ctx = AnalysisContext(
-        candidates=table.candidates, baseline=plan.baseline, case_ids=table.case_ids, case_cluster=table.case_cluster,
+    case_cluster = None if table.case_cluster is None else cluster_labels(table.case_cluster)  # (counted once
+    ctx = AnalysisContext(  # for every analysis that reads every case's cluster)
+        candidates=table.candidates, baseline=plan.baseline, case_ids=table.case_ids, case_cluster=case_cluster,
         cluster_ids=table.cluster_ids, case_columns=table.case_columns,
         outcomes=table.outcomes(plan.attempts.rule, plan.attempts.k, policy), repeats=NoAttemptRows(),  # type: ignore[arg-type]
         plan=plan, plan_dir=handle.path.parent, counts=table.case_counts(policy),

@@ -327,16 +327,20 @@ def _units_with_disagreement(diff: np.ndarray, clusters: np.ndarray) -> int:
 
 def paired_core(ctx: Context, first: str, second: str, *, method: str, level: float,
                 mask: np.ndarray | None = None, resamples: int = 10_000, seed: int = 0,
-                bootstrap_interval: str = "percentile", correction: str = "CR2") -> tuple[PairedCore, Pair] | None:
+                bootstrap_interval: str = "percentile", correction: str = "CR2",
+                memo: dict[Any, Any] | None = None) -> tuple[PairedCore, Pair] | None:
     """Estimate and interval of ``first − second`` on their paired cases (within ``mask``).
 
-    Returns None when no case is paired. Used by ``paired_difference`` and ``slices``.
+    Returns None when no case is paired. Used by ``paired_difference`` and ``slices``. ``memo``: a
+    dict kept by a caller that asks for the same pair (the same context, candidates, mask and
+    parameters) at several levels: what does not depend on the level is computed once and kept
+    there (``slices`` reads a group's difference at its level, its loss test's and its Holm step's).
     """
     pair = ctx.pair(first, second, mask)
     if pair.x.size == 0:
         return None
     core = _interval(ctx, pair, first, second, method=method, level=level, resamples=resamples, seed=seed,
-                     bootstrap_interval=bootstrap_interval, correction=correction)
+                     bootstrap_interval=bootstrap_interval, correction=correction, memo={} if memo is None else memo)
     return core, pair
 
 
@@ -358,19 +362,22 @@ def _bootstrap_core(pair: Pair, clusters: np.ndarray, base: dict[str, Any], note
 
 
 def _cluster_t_core(diff: np.ndarray, clusters: np.ndarray, base: dict[str, Any], notes: list[str], *,
-                    declared: bool, method: str, correction: str) -> PairedCore:
+                    declared: bool, method: str, correction: str, memo: dict[Any, Any]) -> PairedCore:
     """The cluster-robust t interval; ``auto`` with heavy-tailed cluster sizes takes the skewness-corrected CR3."""
 
-    from evalspec.stats import cluster_sizes, clustered_mean_interval
+    from evalspec.stats import cluster_sizes, clustered_mean_parts
     from evalspec.stats.clustered import HEAVY_TAIL_SIZE_CV
 
     unit = base["unit_name"]
-    sizes = cluster_sizes(clusters).astype(float)
-    heavy = bool(method == "auto" and declared and correction == "CR2"
-                 and sizes.std() / sizes.mean() > HEAVY_TAIL_SIZE_CV)
-    used_correction = "CR3" if heavy else correction
-    ct = clustered_mean_interval(diff, clusters, confidence_level=base["confidence_level"],
-                                 correction=used_correction, skew_corrected=heavy)
+    key = ("cluster_t", method, declared, correction)
+    if key not in memo:  # (all but the level's t: the same at every level)
+        sizes = cluster_sizes(clusters).astype(float)
+        heavy = bool(method == "auto" and declared and correction == "CR2"
+                     and sizes.std() / sizes.mean() > HEAVY_TAIL_SIZE_CV)
+        used = "CR3" if heavy else correction
+        memo[key] = (sizes, heavy, used, clustered_mean_parts(diff, clusters, correction=used, skew_corrected=heavy))
+    sizes, heavy, used_correction, parts = memo[key]
+    ct = parts.interval(base["confidence_level"])
     df = float(ct.df)
     low, high = max(-1.0, ct.low), min(1.0, ct.high)
     if heavy:
@@ -402,22 +409,33 @@ def _method_used(rule: str, method: str, *, binary: bool, declared: bool, notes:
     return used
 
 
-def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str, level: float,
-              resamples: int, seed: int, bootstrap_interval: str, correction: str) -> PairedCore:
+def _pair_parts(ctx: Context, pair: Pair, memo: dict[Any, Any]) -> tuple[Any, ...]:
+    """What every level's interval of ``pair`` reads: made once into ``memo``."""
     import numpy as np
 
-    from evalspec.stats import cluster_labels, cluster_sizes, paired_difference_interval
+    from evalspec.stats import cluster_labels, cluster_sizes
 
-    n = int(pair.x.size)
+    if "pair" not in memo:
+        n = int(pair.x.size)
+        clusters = cluster_labels(pair.clusters if pair.clusters is not None else np.arange(n))
+        diff = pair.x - pair.y
+        table = _table(pair) if ctx.outcomes.binary else None
+        memo["pair"] = (n, clusters, int(cluster_sizes(clusters).size), diff, float(diff.mean()),
+                        None if table is None else table.model_dump())
+    return memo["pair"]  # type: ignore[no-any-return]
+
+
+def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str, level: float,
+              resamples: int, seed: int, bootstrap_interval: str, correction: str,
+              memo: dict[Any, Any]) -> PairedCore:
+    from evalspec.stats import paired_difference_interval
+
+    n, clusters, n_units, diff, est, counts = _pair_parts(ctx, pair, memo)
     binary = ctx.outcomes.binary
     declared = pair.clusters is not None
-    clusters = cluster_labels(pair.clusters if pair.clusters is not None else np.arange(n))
-    n_units = int(cluster_sizes(clusters).size)
     unit = "clusters" if declared else "cases"
-    diff = pair.x - pair.y
-    est = float(diff.mean())
     notes: list[str] = []
-    table = _table(pair) if binary else None
+    table = None if counts is None else Table(**counts)  # (a Table of its own for each level's result)
     one_sided = 1 - (1 - level) / 2
 
     used = _method_used(ctx.outcomes.rule, method, binary=binary, declared=declared, notes=notes)
@@ -429,7 +447,9 @@ def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str,
                           informative=False, why_uninformative=why, notes=notes)
 
     if used in CLUSTER_METHODS:
-        disagreeing = _units_with_disagreement(diff, clusters)
+        if "disagreeing" not in memo:
+            memo["disagreeing"] = _units_with_disagreement(diff, clusters)
+        disagreeing = memo["disagreeing"]
         if declared and n_units < MIN_CLUSTERS:
             return uninformative(f"only {n_units} clusters; a cluster interval needs at least {MIN_CLUSTERS} "
                                  "to mean anything")
@@ -453,7 +473,7 @@ def _interval(ctx: Context, pair: Pair, first: str, second: str, *, method: str,
                                    bootstrap_interval=bootstrap_interval)
         else:
             core = _cluster_t_core(diff, clusters, base, notes, declared=declared, method=method,
-                                   correction=correction)
+                                   correction=correction, memo=memo)
         if not core.high - core.low > 1e-12:
             return uninformative(f"the {unit[:-1]}-level interval has zero width: the {unit} give no variation "
                                  "to estimate from (their net contributions cancel or are identical)",

@@ -90,12 +90,13 @@ def _entry(ctx: Context, name: str, method: str, level: float,
     n = int(idx.size)
     if n == 0:
         return None, []
-    vals = row[idx]
+    every = n == row.size  # (every case kept: the arrays themselves, read only, not gathered)
+    vals = row if every else row[idx]
     if ctx.outcomes.binary:
         successes = int(vals.sum())
         caveats: list[Caveat] = []
         if ctx.case_cluster is not None:
-            case_clusters = cluster_labels(ctx.case_cluster[idx])  # (counted once for the kernels below)
+            case_clusters = cluster_labels(ctx.case_cluster if every else ctx.case_cluster[idx])  # (counted once)
             if cluster_sizes(case_clusters).size >= 2:
                 entry = _clustered(vals, case_clusters, method, level)
                 if entry.method.split("_cluster")[0] != method:
@@ -110,7 +111,8 @@ def _entry(ctx: Context, name: str, method: str, level: float,
         r = proportion_interval(successes, n, method=method, confidence_level=level)
         return ProportionEntry(successes=successes, n=n, estimate=r.estimate, low=r.low, high=r.high,
                                method=r.method, confidence_level=r.confidence_level), caveats
-    clusters = cluster_labels(ctx.case_cluster[idx] if ctx.case_cluster is not None else np.arange(n))
+    clusters = cluster_labels(np.arange(n) if ctx.case_cluster is None else ctx.case_cluster if every
+                              else ctx.case_cluster[idx])
     if n < 2 or cluster_sizes(clusters).size < 2:
         return ProportionEntry(successes=float(vals.sum()), n=n, estimate=float(vals.mean()), low=0.0, high=1.0,
                                method="none (fewer than 2 clusters)", confidence_level=level,

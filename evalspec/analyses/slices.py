@@ -230,6 +230,7 @@ class _Runner:
         self._coded: dict[str, tuple[np.ndarray, list[str]]] = {}
         self._masks: dict[tuple[str, str], np.ndarray] = {}
         self.paired_ctx = _PairsOnce(ctx)  # (a group is paired up to four times: its pair is made once)
+        self._memos: dict[int, tuple[np.ndarray, dict[Any, Any]]] = {}  # each group's interval parts (any level)
 
     def coded(self, column: str, col: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """The column's label codes, computed once per column."""
@@ -248,8 +249,11 @@ class _Runner:
         from evalspec.analyses.paired import paired_core
 
         assert self.comparison is not None
+        held = self._memos.get(id(mask))
+        if held is None or held[0] is not mask:  # (a group's mask is the same array each time: :meth:`mask`)
+            held = self._memos[id(mask)] = (mask, {})
         got = paired_core(self.paired_ctx, self.comparison[0], self.comparison[1], method=self.params.paired_method,
-                          level=level, mask=mask, resamples=SLICE_RESAMPLES, seed=self.params.seed)
+                          level=level, mask=mask, resamples=SLICE_RESAMPLES, seed=self.params.seed, memo=held[1])
         if got is None:
             return None
         if got[0].bootstrap is not None:

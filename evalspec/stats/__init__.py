@@ -44,6 +44,7 @@ _HOMES: dict[str, str] = {
     "cluster_sizes": "evalspec.stats.clustered",
     "clusters_among": "evalspec.stats.clustered",
     "clustered_mean_interval": "evalspec.stats.clustered",
+    "clustered_mean_parts": "evalspec.stats.clustered",
     "clustered_standard_error": "evalspec.stats.clustered",
     "CORRECTIONS": "evalspec.stats.clustered",
     "clustered_mcnemar": "evalspec.stats.mcnemar_clustered",
@@ -104,6 +105,7 @@ __all__ = [
     "clustered_failure_upper_bound",
     "clustered_mcnemar",
     "clustered_mean_interval",
+    "clustered_mean_parts",
     "clustered_proportion_interval",
     "clustered_standard_error",
     "distribution_hdi",
@@ -167,6 +169,7 @@ if TYPE_CHECKING:  # pragma: no cover - what the names are, for type checkers
         bell_mccaffrey_df,
         cluster_sizes,
         clustered_mean_interval,
+        clustered_mean_parts,
         clustered_standard_error,
         clusters_among,
     )

@@ -182,7 +182,8 @@ def _cluster_codes(clusters: Any, n: int, name: str = "clusters") -> tuple[np.nd
     if type(clusters) is ClusterLabels and clusters.shape[0] == n:  # (factorised once: see ClusterLabels)
         if clusters._codes is None:
             codes, n_clusters = _make_cluster_codes(clusters, n, name)
-            sizes = np.bincount(codes, minlength=n_clusters)
+            bins = _integer_bins(clusters) if n else None  # (its sizes counted already: the labels' bins)
+            sizes = np.bincount(codes, minlength=n_clusters) if bins is None else bins[1][bins[1] > 0]
             _frozen(codes, sizes)
             clusters._codes = (codes, n_clusters, sizes)
         return clusters._codes[0], clusters._codes[1]

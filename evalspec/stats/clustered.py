@@ -42,6 +42,7 @@ Resources 50:317-372.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -64,8 +65,10 @@ __all__ = [
     "HEAVY_TAIL_SIZE_CV",
     "bell_mccaffrey_df",
     "cluster_robust_variance",
+    "ClusteredMeanParts",
     "cluster_sizes",
     "clustered_mean_interval",
+    "clustered_mean_parts",
     "clustered_standard_error",
     "clusters_among",
 ]
@@ -269,34 +272,63 @@ def clustered_mean_interval(
     dominates; CR2 with Bell-McCaffrey df holds its level far better there (the simulations
     are in the project's coverage study).
     """
+    return clustered_mean_parts(values, clusters, correction, skew_corrected).interval(confidence_level)
+
+
+@dataclass(frozen=True)
+class ClusteredMeanParts:
+    """What :func:`clustered_mean_interval` computes before its level: :meth:`interval` gives the interval at any
+    level, with the numbers the function gives (a paired difference is read at several levels on one group)."""
+
+    mean: float
+    n: int
+    se: float
+    df: float
+    n_clusters: int
+    correction: str
+    skew: bool
+    contributions: np.ndarray | None  # (the skewness correction's cluster contributions)
+    note: str
+    max_cluster_share: float
+    effective_clusters: float
+
+    def interval(self, confidence_level: float = 0.95) -> ClusteredMeanResult:
+        """The interval at ``confidence_level``."""
+        level = _level("confidence_level", confidence_level)
+        mean, se = self.mean, self.se
+        t = t_upper_quantile(self.df, (1.0 - level) / 2.0)
+        low, high = mean - t * se, mean + t * se
+        if self.skew:
+            assert self.contributions is not None
+            low, high = _hall_limits(mean, se, t, self.contributions)
+        return ClusteredMeanResult(
+            estimate=mean, low=low, high=high,
+            method=f"cluster_robust_t_{self.correction.lower()}" + ("_skew" if self.skew else ""),
+            confidence_level=level, n=self.n, se=se, df=self.df, n_clusters=self.n_clusters,
+            correction=self.correction, note=self.note, max_cluster_share=self.max_cluster_share,
+            effective_clusters=self.effective_clusters,
+        )
+
+
+def clustered_mean_parts(values: ArrayLike, clusters: ArrayLike, correction: str = "CR2",
+                         skew_corrected: bool = False) -> ClusteredMeanParts:
+    """:func:`clustered_mean_interval` up to its level (validated alike; the level is checked by ``interval``)."""
     arr, totals, sizes, correction = _prepare(values, clusters, correction)
-    level = _level("confidence_level", confidence_level)
     n_clusters = int(sizes.size)
     se = math.sqrt(cluster_robust_variance(totals, sizes, correction))
     df: float = _bm_df(sizes) if correction in ("CR2", "CR3") else n_clusters - 1
     skew = bool(skew_corrected and correction in ("CR2", "CR3"))
+    contributions = None
     if skew:
         scale = (1.0 - sizes / sizes.sum()) ** (-1.0 if correction == "CR3" else -0.5)
         terms = (totals * scale) ** 2
         denom = float(np.sum(terms * terms))
         if denom > 0.0:
             df = min(df, max(1.0, float(np.sum(terms)) ** 2 / denom))
-    t = t_upper_quantile(df, (1.0 - level) / 2.0)
-    mean = float(arr.mean())
-    low, high = mean - t * se, mean + t * se
-    if skew:
-        low, high = _hall_limits(mean, se, t, totals * scale * n_clusters / arr.size)
-    return ClusteredMeanResult(
-        estimate=mean,
-        low=low,
-        high=high,
-        method=f"cluster_robust_t_{correction.lower()}" + ("_skew" if skew else ""),
-        confidence_level=level,
-        n=int(arr.size),
-        se=se,
-        df=df,
-        n_clusters=n_clusters,
-        correction=correction,
+        contributions = totals * scale * n_clusters / arr.size
+    return ClusteredMeanParts(
+        mean=float(arr.mean()), n=int(arr.size), se=se, df=df, n_clusters=n_clusters, correction=correction,
+        skew=skew, contributions=contributions,
         note=(
             "every cluster's residual total is zero (no between-cluster variation in the data), so the interval "
             "has zero width; it is uninformative, not evidence of certainty"

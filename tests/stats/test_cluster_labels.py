@@ -138,3 +138,44 @@ def test_other_labels_are_left_as_they_are() -> None:
     assert cluster_labels(texts) is texts and cluster_labels(floats) is floats
     listed = [1, 2]
     assert cluster_labels(listed) is listed  # type: ignore[arg-type]
+
+
+@given(_data(), st.sampled_from(["CR2", "CR1", "CR0", "CR3"]), st.booleans(),
+       st.lists(st.sampled_from([0.95, 0.5, 0.002, 0.999, 0.9]), min_size=1, max_size=4))
+def test_the_parts_of_a_clustered_mean_give_its_interval_at_every_level(
+        data: tuple[np.ndarray, np.ndarray, np.ndarray], correction: str, skew: bool, levels: list[float]) -> None:
+    """``clustered_mean_parts(...).interval(level)`` is ``clustered_mean_interval(..., level)``, bit for bit (one
+    set of parts read at several levels, as a paired difference's loss test reads them)."""
+    from evalspec.stats import clustered_mean_parts
+
+    labels, x, y = data
+    try:
+        parts = clustered_mean_parts(x - y, labels, correction=correction, skew_corrected=skew)
+    except InvalidArgument as exc:
+        with pytest.raises(InvalidArgument) as got:
+            clustered_mean_interval(x - y, labels, correction=correction, skew_corrected=skew)
+        assert str(got.value) == str(exc)
+        return
+    for level in levels:
+        _same(parts.interval(level), clustered_mean_interval(x - y, labels, confidence_level=level,
+                                                              correction=correction, skew_corrected=skew))
+    with pytest.raises(InvalidArgument):
+        parts.interval(1.5)
+
+
+@pytest.mark.parametrize("level", [0.95, 0.5, 0.002, 0.999])
+def test_the_parts_read_at_a_level_give_the_matrix_formulas_interval_there(level: float) -> None:
+    """Against the CR2 matrix formula written independently (``test_clustered.cr2_by_matrices``), at each level."""
+    from scipy import stats as sps
+
+    from evalspec.stats import clustered_mean_parts
+    from tests.stats.test_clustered import cr2_by_matrices
+
+    rng = np.random.default_rng(11)
+    labels = np.repeat(np.arange(9), [1, 2, 3, 4, 5, 2, 6, 1, 3])
+    y = rng.random(labels.size)
+    se, df = cr2_by_matrices(y, labels)
+    t = sps.t.ppf(1 - (1 - level) / 2, df)
+    got = clustered_mean_parts(y, cluster_labels(labels)).interval(level)
+    assert got.confidence_level == level
+    assert got.low == pytest.approx(y.mean() - t * se, rel=1e-9) and got.high == pytest.approx(y.mean() + t * se, rel=1e-9)
