@@ -169,8 +169,9 @@ class LazyCoded:
         """The distinct values as an object array (of texts: a :class:`Texts`, made at the first reading)."""
         uniques = self._uniques
         if uniques is None:  # (two threads may both make them: the same values, either kept)
-            values = np.empty(len(self.texts), dtype=object)
-            values[:] = self.texts.to_pylist()
+            texts: Any = self.texts
+            values = np.empty(len(texts), dtype=object)
+            values[:] = texts.to_pylist()
             uniques = self._uniques = Texts.of(values, self.texts) if len(values) else values
         return uniques
 
