@@ -53,7 +53,10 @@ def _round(x: float) -> float | None:
 
 
 def normalize(value: Any) -> Any:
-    """JSON-ready builtins with floats rounded to 12 significant digits (NaN/inf become null)."""
+    """JSON-ready builtins with floats rounded to 12 significant digits (NaN/inf become null).
+
+    The result may share parts that need no change with ``value`` (long lists' dicts): read it, do not change it.
+    """
     cls = value.__class__  # the builtins a claim is made of first (a million-row claim lists every disagreement)
     if cls is str or cls is int or cls is bool or value is None:
         return value
@@ -93,8 +96,23 @@ def _normal_dict(value: dict[Any, Any]) -> dict[str, Any]:
     return out
 
 
+#: The builtins a normal dict holds as they are (a float is rounded; a NaN becomes null).
+_KEPT = frozenset({str, int, bool, type(None)})
+#: Lists at least this long whose items are dicts are asked, in C, whether every dict is normal already.
+_ASKED = 64
+
+
 def _normal_list(value: list[Any]) -> list[Any]:
-    """:func:`normalize` of a list (its dicts' and texts' normal form made here, without a call each)."""
+    """:func:`normalize` of a list (its dicts' and texts' normal form made here, without a call each).
+
+    A long list of dicts whose keys are texts and whose values are texts, integers, booleans or nulls
+    (a claim's lists of cases: hundreds of thousands at 100M rows) is normal already: its dicts are
+    kept as they are (shared with ``value``, in a new list), found so in two passes in C.
+    """
+    if len(value) >= _ASKED and value[0].__class__ is dict and set(map(type, value)) == {dict} \
+            and set(map(type, chain.from_iterable(value))) <= {str} \
+            and set(map(type, chain.from_iterable(map(dict.values, value)))) <= _KEPT:
+        return list(value)
     out: list[Any] = []
     append = out.append
     for v in value:

@@ -16,7 +16,7 @@ import numpy as np
 from evalspec.errors import Diagnostic, InputError
 from evalspec.results.values import CodedColumn, Texts, as_number
 
-__all__ = ["arrow_codes", "dictionary_codes", "arrow_numpy", "arrow_strings", "arrow_texts", "arrow_to_object", "release_arrow_memory"]
+__all__ = ["arrow_codes", "dictionary_codes", "arrow_numpy", "run_firsts", "arrow_strings", "arrow_texts", "arrow_to_object", "release_arrow_memory"]
 
 def release_arrow_memory() -> None:
     """Give the memory of Arrow's freed tables back to the system (its pool keeps it otherwise)."""
@@ -122,7 +122,7 @@ def dictionary_codes(col: Any) -> tuple[np.ndarray, np.ndarray, bool] | None:
     """:func:`arrow_codes` of a dictionary array of texts (Parquet's own dictionary pages), without hashing a row's text.
 
     Exactly what dictionary-encoding the texts gives: the used indices in first-seen order
-    (``pc.unique`` of the integer indices) are the codes' order, so a dictionary holding values
+    (``pc.unique`` of the integer indices, of each run's first: :func:`run_firsts`) are the codes' order, so a dictionary holding values
     no row uses, or in another order, changes nothing. ``None`` (hash the texts as before) for a
     dictionary that is not texts, holds a null, or holds a used text twice.
     """
@@ -134,19 +134,39 @@ def dictionary_codes(col: Any) -> tuple[np.ndarray, np.ndarray, bool] | None:
     dictionary = col.dictionary
     if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)) or dictionary.null_count:
         return None
-    indices = col.indices
-    used = pc.unique(indices)  # first-seen order; a null index (a missing value) is one of them
-    if used.null_count:
-        used = used.drop_null()
-    texts = dictionary.take(used)
+    idx = arrow_numpy(col.indices, fill=-1)  # (-1: a null index, a missing value)
+    used = arrow_numpy(pc.unique(_int64s(run_firsts(idx))))  # first-seen order (-1 among them: no text)
+    used = used[used >= 0]
+    texts = dictionary.take(_int64s(used))
     if len(texts) > 1 and len(pc.unique(texts)) != len(texts):
         return None  # (a writer may repeat a dictionary value: the codes would not be distinct)
     lookup = np.full(len(dictionary) + 1, -1, dtype=np.int32)  # the last slot: a null's fill, -1
-    lookup[arrow_numpy(used).astype(np.intp, copy=False)] = np.arange(len(used), dtype=np.int32)
-    codes = lookup[arrow_numpy(indices, fill=-1)]
+    lookup[used] = np.arange(len(used), dtype=np.int32)
+    codes = lookup[idx]
     uniques = np.empty(len(texts), dtype=object)
     uniques[:] = texts.to_pylist()
     return codes, Texts.of(uniques, texts), True
+
+
+def _int64s(values: np.ndarray) -> Any:
+    """Integers as an Arrow int64 array, from their buffer (``pa.array`` of NumPy would import pandas)."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), values.size, [None, pa.py_buffer(values)])
+
+
+def run_firsts(values: np.ndarray) -> np.ndarray:
+    """The first value of each run of equal values, in order: the same values first seen in the same order as
+    ``values`` (a value's first place begins a run), fewer of them where equal values sit together (a batch's
+    rows of one case, one time, one topic), so that ``pc.unique`` hashes the runs, not every row."""
+    n = values.shape[0]
+    if n < 2:
+        return values
+    starts = np.flatnonzero(values[1:] != values[:-1])
+    if starts.size > n // 2:  # (mostly runs of one: as they are)
+        return values
+    return np.concatenate((values[:1], values[starts + 1]))
 
 
 def arrow_numpy(arr: Any, fill: Any = None) -> np.ndarray:

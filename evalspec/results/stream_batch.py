@@ -89,7 +89,9 @@ def label_order(labels: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.n
     used = np.flatnonzero(first < codes.shape[0])
     used = used[np.argsort(first[used], kind="stable")]
     keys = np.asarray(labels, dtype=object)[used].tolist()
-    texts = arrow_strings(keys) if all(k.__class__ is str for k in keys) else None
+    texts = arrow_strings(keys)  # (None where a label is not text; labels are text, from identifier_label)
+    if texts is not None and texts.null_count:
+        texts = None
     return first, used, keys, texts
 
 

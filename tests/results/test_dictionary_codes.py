@@ -98,3 +98,20 @@ def test_parquet_read_as_dictionaries_codes_as_its_texts(tmp_path_factory: objec
         codes, uniques, _ = w
         want_rows[j % len(names)].extend(None if i < 0 else uniques[i] for i in codes.tolist())
     assert got_rows == want_rows == [table.column(c).to_pylist() for c in names]
+
+
+@given(st.lists(st.tuples(st.integers(-1, 5), st.integers(1, 30)), max_size=12))
+def test_run_firsts_keep_the_first_seen_order(runs: list[tuple[int, int]]) -> None:
+    """Each run's first value: the values first seen in their order (what ``pc.unique`` is asked), one per run when
+    equal values sit together (a batch's rows of one case), every value where runs are mostly of one."""
+    from evalspec.results.arrow import run_firsts
+
+    values = np.array([v for v, k in runs for _ in range(k)], dtype=np.int32)
+    got = run_firsts(values)
+    assert list(dict.fromkeys(got.tolist())) == list(dict.fromkeys(values.tolist()))
+    assert got.size <= values.size
+    if all(k >= 2 for _, k in runs):  # (runs of two rows or more: one value a run)
+        assert got.size == (int(np.count_nonzero(values[1:] != values[:-1])) + 1 if values.size else 0)
+    long_runs = pa.DictionaryArray.from_arrays(pa.array([None if v < 0 else v for v in values.tolist()],
+                                                        type=pa.int32()), pa.array(list("abcdef")))
+    _same(arrow_codes(long_runs), arrow_codes(pa.array(long_runs.to_pylist(), type=pa.string())))

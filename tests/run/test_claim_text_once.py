@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalspec.claim import _flat_text, dumps, normalize
@@ -103,3 +103,37 @@ def test_a_run_writes_the_text_of_its_sealed_claim(tmp_path) -> None:
     again, normal_again = look_recorded(claim, plan)  # the same claim again: the same entry, the same bytes
     assert dumps(normal_again, normalized=True) == dumps(again) == dumps(sealed)
     assert record_look(claim, plan) == sealed
+
+
+_kept = st.none() | st.booleans() | st.integers(-10**20, 10**20) | _text
+_odd = st.floats(allow_nan=True, allow_infinity=True) | st.lists(_scalar, max_size=2) | st.dictionaries(_text, _scalar,
+                                                                                                       max_size=2)
+
+
+@settings(max_examples=40)
+@given(st.lists(st.dictionaries(_text, _kept, max_size=3), min_size=64, max_size=70), st.integers(0, 69),
+       st.sampled_from(["none", "value", "int key", "not a dict", "dict subclass"]), _odd)
+def test_a_long_list_of_normal_dicts_is_kept_and_any_other_is_normalised(rows: list, at: int, odd: str,
+                                                                          value: object) -> None:
+    """A list of 64 dicts or more, every key a text and every value a text, integer, boolean or null, keeps its
+    dicts (shared, a new list); one other value, key or item anywhere makes it normalised item by item."""
+    from collections import OrderedDict
+
+    rows = [dict(r) for r in rows]
+    at = at % len(rows)
+    if odd == "value":
+        rows[at]["odd"] = value
+    elif odd == "int key":
+        rows[at][7] = "seven"
+    elif odd == "not a dict":
+        rows[at] = value
+    elif odd == "dict subclass":
+        rows[at] = OrderedDict(rows[at], odd=1.5)
+    normal = normalize({"x": rows})
+    assert normal == _reference_normal({"x": rows})
+    assert json.dumps(normal) == json.dumps(_reference_normal({"x": rows}))
+    assert dumps({"x": rows}) == _standard({"x": rows})
+    plain = (str, int, bool, type(None))
+    kept = all(type(r) is dict and all(type(k) is str and type(v) in plain for k, v in r.items()) for r in rows)
+    assert kept == (odd == "none") or odd in ("value", "not a dict")  # (the odd value may be a normal one)
+    assert all(a is b for a, b in zip(normal["x"], rows)) == kept and normal["x"] is not rows
