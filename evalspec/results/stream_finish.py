@@ -33,20 +33,31 @@ class StreamedTable(CaseTable):
     masks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
-def _sorted(labels: list[str], arr: Any = None) -> np.ndarray | None:
+def _sorted(labels: list[str] | None, arr: Any = None) -> np.ndarray | None:
     """The order that sorts ``labels`` (distinct; code point order, as the in-memory path sorts ids), None when
     they are in that order already (results written in case order: nothing to sort or gather). ``arr``: the same
-    labels as an Arrow string array, when at hand."""
-    if len(labels) < 2:
+    labels as an Arrow string array, when at hand (then ``labels`` may be None)."""
+    if (len(arr) if arr is not None else len(labels or ())) < 2:
         return None
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if arr is None:
         arr = pa.array(labels, pa.string())
-    if pc.all(pc.greater(arr.slice(1), arr.slice(0, len(labels) - 1))).as_py():  # (Arrow compares UTF-8 bytes)
+    if pc.all(pc.greater(arr.slice(1), arr.slice(0, len(arr) - 1))).as_py():  # (Arrow compares UTF-8 bytes)
         return None
     return np.asarray(pc.sort_indices(arr), dtype=np.int64)
+
+
+def _case_ids(labels: list[str] | None, arrow: Any, resort: np.ndarray | None) -> Any:
+    """The case ids in sorted order: from Arrow texts a :class:`~evalspec.results.values.LazyTexts` (each made a
+    ``str`` only where read, as the case table's), else an object array."""
+    if arrow is None:
+        return _objects(labels or []) if resort is None else _objects(labels or [])[resort]
+    from evalspec.results.text_index import positions
+    from evalspec.results.values import LazyTexts
+
+    return LazyTexts(arrow if resort is None else arrow.take(positions(resort)))
 
 
 def _objects(values: list[Any]) -> np.ndarray:
@@ -98,13 +109,14 @@ def finish(red: Any) -> Any:
     _end_checks(red)
     plan = red.plan
     planned, k = int(plan.attempts.repeats), int(plan.attempts.k or 1)
-    case_labels = red.cases.labels()
-    n_cases = len(case_labels)
-    resort = _sorted(case_labels, red.cases.arrow())
+    arrow = red.cases.arrow()  # (the case ids as Arrow texts, or None: then as Python objects)
+    case_labels = red.cases.labels() if arrow is None else None
+    n_cases = len(red.cases)
+    resort = _sorted(case_labels, arrow)
     state = red.state.trimmed(n_cases, resort)
     red.state = red.cases = None  # (their copies in case order are all that is needed now)
     order = np.arange(n_cases) if resort is None else resort
-    case_ids = _objects(case_labels) if resort is None else _objects(case_labels)[order]
+    case_ids = _case_ids(case_labels, arrow, resort)
     cluster_ids = case_cluster = None
     if plan.units.cluster is not None:
         cl_labels = red.clusters.labels()

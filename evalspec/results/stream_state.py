@@ -96,8 +96,14 @@ class AttributeState:
 
 
 def _pad(a: np.ndarray, cap: int, fill: int) -> np.ndarray:
-    out = np.full((a.shape[0], cap), fill, dtype=a.dtype)
+    """``a`` with room for ``cap`` columns, the new ones ``fill`` (zeros from fresh pages: none written first)."""
+    if fill == 0:
+        out = np.zeros((a.shape[0], cap), dtype=a.dtype)
+        out[:, :a.shape[1]] = a
+        return out
+    out = np.empty((a.shape[0], cap), dtype=a.dtype)
     out[:, :a.shape[1]] = a
+    out[:, a.shape[1]:] = fill
     return out
 
 

@@ -98,6 +98,17 @@ def test_streamed_claim_is_the_in_memory_one_whatever_the_id_order(tmp_path, mon
         "units: {case: case_id, cluster: doc}\nattempts: {repeats: 2, rule: majority}\n"
         "analyses:\n  - {kind: proportion}\n  - {kind: paired_difference, compare: [A, B], resamples: 200, seed: 1}\n"
         "decision: {minimum_improvement: 0.01}\n")
+    from evalspec.results import stream_finish
+    from evalspec.results.values import LazyTexts
+
+    made: list[object] = []
+    real_ids = stream_finish._case_ids
+
+    def spy(*a: object) -> object:
+        made.append(real_ids(*a))  # type: ignore[arg-type]
+        return made[-1]
+
+    monkeypatch.setattr(stream_finish, "_case_ids", spy)
     rng = np.random.default_rng(3)
     ids = [f"case-{i:03d}" for i in range(120)]
     claims = {}
@@ -117,6 +128,24 @@ def test_streamed_claim_is_the_in_memory_one_whatever_the_id_order(tmp_path, mon
             claims[name, mode] = claim
     first = claims["sorted", "in memory"]
     assert all(claim == first for claim in claims.values())
+    # each streamed run's case ids: Arrow texts (made a str only where read), sorted whatever order they came in
+    assert len(made) == 3 and all(isinstance(m, LazyTexts) and m.tolist() == ids for m in made)
+
+
+def test_case_ids_are_lazy_texts_from_arrow_and_objects_otherwise() -> None:
+    import pyarrow as pa
+
+    from evalspec.results.stream_finish import _case_ids
+    from evalspec.results.values import LazyTexts
+
+    labels = ["c3", "c1", "é", "c2"]
+    resort = _sorted(labels)
+    assert resort is not None
+    lazy = _case_ids(None, pa.array(labels, pa.large_string()), resort)
+    plain = _case_ids(labels, None, resort)
+    assert isinstance(lazy, LazyTexts) and not isinstance(plain, LazyTexts)
+    assert lazy.tolist() == plain.tolist() == sorted(labels)
+    assert _case_ids(None, pa.array(sorted(labels)), None).tolist() == sorted(labels)
 
 
 @given(st.lists(st.integers(0, 2**64 - 1), max_size=8), st.integers(0, 64), st.booleans())
