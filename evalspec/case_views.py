@@ -73,19 +73,25 @@ class CaseTableReadings:
         raise ReadingUnavailable(f"the verdict must also hold on another reading of the results ({name}), which "
                                  "evalspec does not make from a case table yet")
 
-    def _as_failures(self, ctx: Any, candidate: str, baseline: str | None) -> tuple[_Counts, np.ndarray]:
-        """The counts with the candidate's missing and never-run attempts failures, and the cases changed."""
-        j = ctx.index(candidate)
-        c = _Counts.of(self.table)
-        has = c.attempts[j] > 0
-        other = c.attempts[ctx.index(baseline)] > 0 if baseline is not None and baseline != candidate else \
+    def _unrun(self, ctx: Any, candidate: str, baseline: str | None) -> tuple[np.ndarray, np.ndarray]:
+        """The candidate's never-run cases (that the baseline ran) and the cases its failures would change, read
+        from the table's counts (nothing copied: a reading that changes no case is none)."""
+        t, j = self.table, ctx.index(candidate)
+        has = t.attempts[j] > 0
+        other = t.attempts[ctx.index(baseline)] > 0 if baseline is not None and baseline != candidate else \
             np.zeros(has.shape, dtype=bool)
         unrun = np.flatnonzero(other & ~has)
         changed = np.zeros(has.shape, dtype=bool)
         if ctx.missing_policy == "exclude":
-            changed |= c.missing[j] > 0
+            changed |= t.missing_counts[j] > 0
         changed[unrun] = True
-        c.add_attempt(j, unrun, passed=False)
+        return unrun, changed
+
+    def _as_failures(self, ctx: Any, candidate: str, baseline: str | None) -> tuple[_Counts, np.ndarray]:
+        """The counts with the candidate's missing and never-run attempts failures, and the cases changed."""
+        unrun, changed = self._unrun(ctx, candidate, baseline)
+        c = _Counts.of(self.table)
+        c.add_attempt(ctx.index(candidate), unrun, passed=False)
         return c, changed
 
     def _view(self, ctx: Any, code: str, c: _Counts, j: int, changed: np.ndarray,
@@ -106,14 +112,17 @@ class CaseTableReadings:
         return View(code=code, ctx=replace(ctx, outcomes=out, counts=counts), cases=int(changed.sum()))
 
     def missing_as_failures(self, ctx: Any, candidate: str, baseline: str | None, **_: Any) -> View | None:
-        c, changed = self._as_failures(ctx, candidate, baseline)
-        if not changed.any():
+        if not self._unrun(ctx, candidate, baseline)[1].any():  # (no case changes: no copy of the counts)
             return None
+        c, changed = self._as_failures(ctx, candidate, baseline)
         return self._view(ctx, "missing_as_failures", c, ctx.index(candidate), changed)
 
     def missing_against_candidate(self, ctx: Any, candidate: str, baseline: str, **_: Any) -> View | None:
+        j, b, t = ctx.index(candidate), ctx.index(baseline), self.table
+        if (ctx.missing_policy != "exclude" or not (t.missing_counts[b] > 0).any()) and not (
+                (t.attempts[j] > 0) & ~(t.attempts[b] > 0)).any():  # (what is asked below, before the counts
+            return None  # are copied: the candidate's failures add attempts only where the baseline has some)
         c, _changed = self._as_failures(ctx, candidate, baseline)
-        j, b = ctx.index(candidate), ctx.index(baseline)
         nan = c.missing[b] > 0 if ctx.missing_policy == "exclude" else np.zeros(c.attempts.shape[1], dtype=bool)
         unrun = np.flatnonzero((c.attempts[j] > 0) & ~(c.attempts[b] > 0))
         if not nan.any() and unrun.size == 0:

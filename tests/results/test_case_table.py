@@ -18,7 +18,7 @@ import pytest
 
 from evalspec.errors import InputError, PlanInvalid
 from tests.results.case_table_study import (as_case_table_plan, assert_same_claims, plan_text, reference_case_table,
-                                            write_study)
+                                            study_rows, write_study)
 
 
 @pytest.fixture(autouse=True)
@@ -339,4 +339,16 @@ def test_a_value_only_a_later_candidate_gives_is_no_slice_group_on_any_path(tmp_
     sliced = next(a for a in json.loads(claim["analyses"]) if a["kind"] == "slices")
     groups = {g["value"]: g["n"] for g in sliced["result"]["slices"][0]["groups"]}
     assert "fr" not in groups and all(n > 0 for n in groups.values()), groups
+    assert_same_claims(folder)
+
+
+@pytest.mark.parametrize("policy", ["count_as_fail", "exclude"])
+@pytest.mark.parametrize("unrun", ["A", "B"])
+def test_one_case_one_candidate_never_ran_gives_the_attempt_rows_claim(tmp_path: Path, policy: str,
+                                                                       unrun: str) -> None:
+    """A single case that the candidate (A) or the baseline (B) never ran, and no missing outcome: the readings the
+    verdict must survive change that one case (they are made, not skipped as changing nothing: case_views)."""
+    rows = [dict(r, passed=bool(r["passed"])) for r in study_rows() if not (r["model"] == unrun and r["case_id"] == "c005")]
+    folder = write_study(tmp_path, "first", policy, rows=rows)
+    pq.write_table(reference_case_table(folder), folder / "cases.parquet")
     assert_same_claims(folder)
