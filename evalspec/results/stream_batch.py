@@ -162,14 +162,20 @@ class Typed:
     """One batch typed by :meth:`Typer.typed`: what :meth:`Reducer.fold` needs, and what it must refuse."""
 
     __slots__ = ("attributes", "cand", "case_local", "case_order", "cat", "cl_labels", "cl_local", "cl_order",
-                 "file_repeat", "labels", "passed", "problems", "raw", "refusal", "repeat", "slice_labels", "trange",
-                 "version")
+                 "file_repeat", "labels", "passed", "problems", "raw", "refusal", "repeat", "slice_labels", "times",
+                 "trange", "version")
 
     def __init__(self, raw: Any, cat: _Rows) -> None:
         self.raw, self.cat = raw, cat
         self.file_repeat: bool | None = None  # (a file's first batch, one attempt planned: has it a repeat column)
         self.refusal: tuple[str, list[Diagnostic]] | None = None
         self.problems: list[Diagnostic] = []
+        self.times: tuple[Any, int] | None = None  # (the time column, where its problems go; typed by the fold)
+        self.trange: tuple[Any, Any] | None = None
+        # (the labels' order in rows, :func:`label_order`: made by the fold, on the main thread, which waits less
+        # for its batches than this thread takes to type them; None here)
+        self.case_order: tuple[np.ndarray, np.ndarray, list[Any], Any] | None = None
+        self.cl_order: tuple[np.ndarray, np.ndarray, list[Any], Any] | None = None
 
 
 class Typer:
@@ -178,7 +184,8 @@ class Typer:
     A file's batches may be typed in its reader thread while the main thread folds the batch
     before (one thread at a time calls it: a file's reader ends before the next file's starts).
     What it keeps between batches: whether the file's first batch had a repeat column, and the
-    time texts typed already (their range and problems were in an earlier batch).
+    time texts typed already (their range and problems were in an earlier batch), which only
+    :meth:`Reducer.fold` reads and adds to (:meth:`_times`: the times are typed on the main thread).
     """
 
     def __init__(self, plan: Any, attributes: list[str]) -> None:
@@ -210,14 +217,14 @@ class Typer:
         out.cl_local, out.cl_labels = t.typed_clusters(cat, None if plan.units.cluster is None else
                                                        self._col(c, plan.units.cluster, n), plan, problems)
         out.version = None if cols.model_version is None else t.typed_versions(self._col(c, cols.model_version, n))
-        out.trange = self._times(cat, None if cols.timestamp is None else self._col(c, cols.timestamp, n), problems)
+        # (the times are typed by the fold, on the main thread, which waits less for its batches than this thread
+        # takes to type them: their problems go here, after the versions', before the record's)
+        out.times = (None if cols.timestamp is None else self._col(c, cols.timestamp, n), len(problems))
         problems += self._record(cat, c, n)
         out.problems = problems
         if not problems:
             out.attributes = self._attributes(c, n)
             out.slice_labels = self._slices(c)
-            out.case_order = label_order(out.labels, out.case_local)
-            out.cl_order = None if out.cl_labels is None else label_order(out.cl_labels, out.cl_local)
         return out
 
     def _col(self, c: dict[str, Any], name: str, n: int) -> Any:
@@ -382,11 +389,18 @@ class Reducer:
             self.repeat_files.append(typed.file_repeat)
         if typed.refusal is not None:
             self.refuse(*typed.refusal)
+        if typed.times is not None:  # (the typing thread leaves the times to the fold: Typer._times keeps its state)
+            col, at = typed.times
+            found: list[Diagnostic] = []
+            typed.trange = self.typer._times(typed.cat, col, found)
+            typed.problems[at:at] = found
+            typed.times = None
         if typed.problems:
             self.refuse(f"{len(typed.problems)} problem(s) in the results", typed.problems)
         plan, cat, cand, repeat, passed = self.plan, typed.cat, typed.cand, typed.repeat, typed.passed
         labels, case_local = typed.labels, typed.case_local
-        glabel = _labels_in_order(self.cases, labels, case_local, typed.case_order)
+        case_order = typed.case_order if typed.case_order is not None else label_order(labels, case_local)
+        glabel = _labels_in_order(self.cases, labels, case_local, case_order)
         gcase = glabel[case_local]
         if len(self.cases) > self.limit:
             row = int(np.flatnonzero(gcase >= self.limit)[0])
@@ -408,7 +422,7 @@ class Reducer:
             problems += t.located(cat, again, "row", "duplicate (candidate, case, repeat): the same attempt appears "
                                   "twice (an earlier row has the same candidate, case and repeat)",
                                   hint="remove the duplicate or number the repeats")
-        problems += self._clusters(cat, gcase, glabel, typed, labels, case_local)
+        problems += self._clusters(cat, gcase, glabel, typed, labels, case_local, case_order[0])
         if problems:
             self.refuse(f"the results fail {len(problems)} check(s)", problems)
         self._versions(j, typed.raw.lines, cand, typed.version)
@@ -429,8 +443,9 @@ class Reducer:
         return finish(self)
 
     def _clusters(self, cat: _Rows, gcase: np.ndarray, glabel: np.ndarray, typed: Typed, labels: np.ndarray,
-                  case_local: np.ndarray) -> list[Diagnostic]:
-        """Rows whose cluster is not the one the case's first row names (``glabel``: each case label's global code)."""
+                  case_local: np.ndarray, case_first: np.ndarray) -> list[Diagnostic]:
+        """Rows whose cluster is not the one the case's first row names (``glabel``: each case label's global code;
+        ``case_first``: each case label's first row in the batch)."""
         from evalspec.results.table import located
 
         cl_local, cl_labels = typed.cl_local, typed.cl_labels
@@ -444,7 +459,7 @@ class Reducer:
         per_label = glabel[:-1]
         new = (per_label >= 0) & (self.case_cluster[np.maximum(per_label, 0)] < 0)  # cases first seen in this batch
         if new.any():  # a case's cluster is its first row's
-            self.case_cluster[per_label[new]] = gcl[typed.case_order[0][new]]
+            self.case_cluster[per_label[new]] = gcl[case_first[new]]
         bad = np.flatnonzero(self.case_cluster[gcase] != gcl)
         if not bad.size:
             return []

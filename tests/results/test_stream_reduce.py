@@ -291,3 +291,28 @@ def test_the_equal_attempts_reading_is_cut_from_the_masks(tmp_path: Path, monkey
     assert seen["streamed claim"] == 1, seen
     claim, _ = _run(tmp_path / "plan.yaml", monkeypatch, streamed=True)
     assert "equal_attempts" in claim
+
+
+def test_a_refusal_at_its_rows_lists_the_times_problems_in_their_place(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fold types a batch's times (on the main thread) and puts their problems where the typing thread would
+    have: after the repeats', before the record's (the in-memory path, which reads every row first, lists the
+    record's before the times')."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
+    monkeypatch.setattr(stream_reduce, "EXACT_REFUSAL_ROWS", -1)
+    rows = [{"candidate": c, "case_id": f"c{i}", "doc": "d1", "repeat": r, "passed": True, "ver": "v1",
+             "ts": _TIMES[i % 2], "crit": False, "lang": "en"} for i in range(40) for c in "AB" for r in (1, 2)]
+    rows[7]["ver"] = None  # (the record's problem, listed last)
+    rows[5]["ts"] = "yesterday"  # (the time's)
+    rows[9]["repeat"] = "x"  # (the repeat's, listed first)
+    with (tmp_path / "results.jsonl").open("w") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+    _first_of_two(tmp_path)
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(plan.read_text(encoding="utf-8").replace("missing:", "record: [model_version]\nmissing:"),
+                    encoding="utf-8")
+    what, diagnostics = _run(plan, monkeypatch, streamed=True)
+    assert what == "refused"
+    got = [(d.line, d.message.split(" (")[0]) for d in diagnostics]
+    assert got == [(10, "the repeat number is not an integer"), (6, "the timestamp is not an ISO 8601 time"),
+                   (8, "the row lacks metadata the plan requires")], got
