@@ -45,11 +45,17 @@ def created_time() -> str:
 
 
 def _round(x: float) -> float | None:
+    """``x`` to :data:`SIGNIFICANT_DIGITS` significant digits (None for NaN and infinities; 0.0 for -0.0)."""
     if not math.isfinite(x):
         return None
     if x == 0:
         return 0.0
+    if -_EXACT < x < _EXACT and x.is_integer():  # (a whole number of at most 12 digits is its own 12-digit text)
+        return x
     return float(f"{x:.{SIGNIFICANT_DIGITS}g}")
+
+
+_EXACT = 10.0 ** SIGNIFICANT_DIGITS
 
 
 def normalize(value: Any) -> Any:

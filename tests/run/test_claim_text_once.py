@@ -137,3 +137,15 @@ def test_a_long_list_of_normal_dicts_is_kept_and_any_other_is_normalised(rows: l
     kept = all(type(r) is dict and all(type(k) is str and type(v) in plain for k, v in r.items()) for r in rows)
     assert kept == (odd == "none") or odd in ("value", "not a dict")  # (the odd value may be a normal one)
     assert all(a is b for a, b in zip(normal["x"], rows)) == kept and normal["x"] is not rows
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**13, 10**13).map(float)
+       | st.sampled_from([1e12, -1e12, 999999999999.0, 1e12 - 0.5, 0.5, -0.0, 2.0**53, 123456789012.0]))
+def test_a_float_is_rounded_as_its_12_digit_text_says(x: float) -> None:
+    """Whole numbers below 10**12 are kept as they are (their own 12-digit text), every other float read back
+    from its 12-digit text: the same value, and the same text in the claim."""
+    from evalspec.claim import _round
+
+    want = None if not math.isfinite(x) else 0.0 if x == 0 else float(f"{x:.12g}")
+    got = _round(x)
+    assert json.dumps(got) == json.dumps(want) and (got is None) == (want is None)
