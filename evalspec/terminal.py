@@ -27,14 +27,16 @@ class _Escaping:
     """
 
     def __init__(self, stream: Any) -> None:
+        from evalspec.errors import safe_text  # (here, not in write: a write made while a module is imported,
+        # such as Python's own ``-v`` messages, would otherwise import evalspec.errors from inside its own import)
+
         self._stream = stream
+        self._safe_text = safe_text
 
     def write(self, text: Any) -> int:
-        from evalspec.errors import safe_text
-
         if isinstance(text, (bytes, bytearray)):
             text = bytes(text).decode("utf-8", "replace")
-        self._stream.write(safe_text(text))
+        self._stream.write(self._safe_text(text))
         return len(text)
 
     def __getattr__(self, name: str) -> Any:

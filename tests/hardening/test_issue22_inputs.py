@@ -263,6 +263,23 @@ def test_no_raw_control_character_reaches_the_terminal(tmp_path_factory: pytest.
         assert not _raw_controls(res.output), repr(res.output)
 
 
+def test_a_write_made_while_a_module_is_imported_is_escaped_without_a_crash(tmp_path: Path) -> None:
+    """``python -v`` writes a line to stderr for every module imported, some while evalspec's escaping
+    stream is itself importing what it escapes with: a run under it ends as a run does, not in an ImportError."""
+    import subprocess
+    import sys
+
+    from hardening_helpers import ROOT
+
+    space = Space(tmp_path)
+    space.write(base_rows())
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-v", "-m", "evalspec", "validate", "plan.yaml"], cwd=space.path,
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert "Traceback" not in proc.stderr and proc.returncode == 0, proc.stderr[-3000:]
+    assert "# cleanup" in proc.stderr  # (-v wrote its lines, some through evalspec's stream)
+
+
 def test_a_density_curve_of_mismatched_length_is_refused_by_the_claim_model() -> None:
     from pydantic import ValidationError
 
