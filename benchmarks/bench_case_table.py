@@ -14,7 +14,8 @@ and half of "cpu").
 
 * ``bare read`` — ``pyarrow.parquet.read_table`` of the table (every column the plan reads), the
   reference of the ratios; ``1 thread`` the same read with ``use_threads=False`` (on a busy
-  2-core machine Arrow's threads can make the default read the slower one);
+  2-core machine Arrow's threads can make the default read the slower one). The target line
+  divides by the faster of the two, so a slow threaded read never flatters the run;
 * ``evalspec read`` — evalspec's reading, typing and checks of the table
   (:func:`evalspec.results.case_table.load_case_table`), in record batches (the default), and
   ``whole-file`` with the readers' whole-file path instead;
@@ -193,6 +194,11 @@ def main() -> None:
     for label, r in rows.items():
         print(f"{label:16}{r['work']:9.2f}{r['cpu']:8.2f}{r['main']:8.2f}{r['process']:11.2f}{r['peak_mib']:10.0f}"
               f"{r['work'] / bare['work']:8.2f}{r['cpu'] / bare['cpu']:7.2f}{r['process'] / bare['process']:11.2f}")
+    fast = min(("bare read", "  1 thread"), key=lambda k: rows[k]["work"])
+    print(f"target: evalspec run work <= 2x the faster bare read ({fast.strip()}, {rows[fast]['work']:.2f} s): "
+          f"{rows['evalspec run']['work'] / rows[fast]['work']:.2f}x"
+          + "".join(f"; {label} {r['work'] / rows[fast]['work']:.2f}x" for label, r in rows.items()
+                    if label.startswith("run (")))
     print(f"(load average {' '.join(f'{x:.1f}' for x in __import__('os').getloadavg())} at the end)")
 
 
