@@ -411,7 +411,8 @@ def _evidence(handle: _PlanHandle, ctx: Any, kinds: dict[str, Any], records: lis
     except ReadingUnavailable as exc:
         raise InputError("the case table cannot give a reading the verdict must survive", [handle.diagnostic(
             "attempts.rule", str(exc), hint="read the attempt rows (data.format: parquet, jsonl or csv): "
-            "docs/case_table.md says which rules and readings counts serve")]) from None
+            "evalspec's documentation, 'A pre-aggregated case table', says which rules and readings "
+            "counts serve")]) from None
 
 
 def _counted(checked: Any) -> bool:

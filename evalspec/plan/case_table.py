@@ -176,7 +176,8 @@ def refusals(view: Any) -> Iterable[Issue]:
         if col in RESERVED or col.startswith(("distinct_", "passes_in_first_", "answered_passes_in_first_",
                                               "missing_in_first_")):
             yield Issue(path, f"column {col!r} has the name of one of the case table's own columns",
-                        "rename the column in the case table and here (docs/case_table.md lists the names)", col)
+                        "rename the column in the case table and here (`evalspec reduce-sql PLAN --schema` lists the "
+                        "case table's own columns)", col)
 
 
 def _plan_names(view: Any) -> dict[str, tuple[Any, ...]]:

@@ -129,7 +129,7 @@ def _columns(raws: list[Any], plan: Any, plan_diagnostic: Any) -> dict[str, np.n
             continue
         message = f"the case table has no column {col.name!r} ({col.meaning})"
         hint = (f"columns found: {names_hint(names)}; `evalspec reduce-sql` writes every column this plan's case "
-                "table needs (docs/case_table.md)")
+                "table needs (`evalspec reduce-sql PLAN --schema` lists them)")
         if col.key is not None and plan_diagnostic is not None and len(lacking) == len(raws):
             problems.append(plan_diagnostic(col.key, message, got=col.name, hint=hint))
         else:
