@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import Diagnostic, InputError
-from evalspec.results.values import CodedColumn, Texts, as_number
+from evalspec.results.values import CodedColumn, Texts, as_number, positions
 
 __all__ = ["arrow_codes", "dictionary_codes", "arrow_numpy", "run_firsts", "arrow_strings", "arrow_texts", "arrow_to_object", "release_arrow_memory"]
 
@@ -135,9 +135,9 @@ def dictionary_codes(col: Any) -> tuple[np.ndarray, np.ndarray, bool] | None:
     if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)) or dictionary.null_count:
         return None
     idx = arrow_numpy(col.indices, fill=-1)  # (-1: a null index, a missing value)
-    used = arrow_numpy(pc.unique(_int64s(run_firsts(idx))))  # first-seen order (-1 among them: no text)
+    used = arrow_numpy(pc.unique(positions(run_firsts(idx))))  # first-seen order (-1 among them: no text)
     used = used[used >= 0]
-    texts = dictionary.take(_int64s(used))
+    texts = dictionary.take(positions(used))
     if len(texts) > 1 and len(pc.unique(texts)) != len(texts):
         return None  # (a writer may repeat a dictionary value: the codes would not be distinct)
     lookup = np.full(len(dictionary) + 1, -1, dtype=np.int32)  # the last slot: a null's fill, -1
@@ -146,14 +146,6 @@ def dictionary_codes(col: Any) -> tuple[np.ndarray, np.ndarray, bool] | None:
     uniques = np.empty(len(texts), dtype=object)
     uniques[:] = texts.to_pylist()
     return codes, Texts.of(uniques, texts), True
-
-
-def _int64s(values: np.ndarray) -> Any:
-    """Integers as an Arrow int64 array, from their buffer (``pa.array`` of NumPy would import pandas)."""
-    import pyarrow as pa
-
-    values = np.ascontiguousarray(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), values.size, [None, pa.py_buffer(values)])
 
 
 def run_firsts(values: np.ndarray) -> np.ndarray:

@@ -42,7 +42,8 @@ import numpy as np
 from evalspec.errors import InputError
 from evalspec.results.arrow import arrow_codes, arrow_numpy, arrow_strings, release_arrow_memory
 from evalspec.results.files import BOM, Source, peek, scan
-from evalspec.results.text_index import TextIndex, grown, positions
+from evalspec.results.text_index import TextIndex, grown
+from evalspec.results.values import positions
 from evalspec.results.values import EXACT, LazyCoded, Texts, narrow_codes, repeated
 
 __all__ = ["BATCH_BYTES", "PARQUET_BATCH_BYTES", "PROGRESS_SECONDS", "Distinct", "Streamed", "Watch", "stream_table"]

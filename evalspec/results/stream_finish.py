@@ -54,7 +54,7 @@ def _case_ids(labels: list[str] | None, arrow: Any, resort: np.ndarray | None) -
     ``str`` only where read, as the case table's), else an object array."""
     if arrow is None:
         return _objects(labels or []) if resort is None else _objects(labels or [])[resort]
-    from evalspec.results.text_index import positions
+    from evalspec.results.values import positions
     from evalspec.results.values import LazyTexts
 
     return LazyTexts(arrow if resort is None else arrow.take(positions(resort)))

@@ -344,7 +344,7 @@ def _plain_texts(uniques: np.ndarray, edges: Any = None) -> Any:
         return None
     import pyarrow.compute as pc
 
-    from evalspec.results.text_index import positions
+    from evalspec.results.values import positions
 
     first, last, size = edges if edges is not None else _edge_bytes(arr)
     if np.any(_ASCII_SPACE[first] | _ASCII_SPACE[last]):  # (an ASCII byte at an end is a whole character)
@@ -453,7 +453,7 @@ def _labels(col: np.ndarray, dtype: Any = np.int64, lazy: bool = False) -> tuple
         rank[order] = np.arange(len(order), dtype=dtype)
         out = rank[codes]
         if held:
-            from evalspec.results.text_index import positions
+            from evalspec.results.values import positions
 
             return out, LazyTexts(arr.take(positions(order))), out < 0  # type: ignore[return-value]
         return out, np.asarray(uniques).view(np.ndarray)[order], out < 0
@@ -590,7 +590,8 @@ def _iso_z_micros(arr: Any) -> tuple[np.ndarray, np.ndarray]:
     """
     import pyarrow.compute as pc
 
-    from evalspec.results.text_index import positions, text_buffers
+    from evalspec.results.text_index import text_buffers
+    from evalspec.results.values import positions
 
     shaped = arrow_numpy(pc.match_substring_regex(arr, _ISO_Z), fill=False)
     at = np.flatnonzero(shaped)

@@ -18,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TextIndex", "grown", "positions", "text_buffers", "text_hashes"]
+from evalspec.results.values import positions
+
+__all__ = ["TextIndex", "grown", "text_buffers", "text_hashes"]
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -32,15 +34,6 @@ def _mix(x: np.ndarray) -> np.ndarray:
     x = x ^ (x >> np.uint64(27))
     x = x * _M2
     return x ^ (x >> np.uint64(31))
-
-
-def positions(idx: np.ndarray) -> Any:
-    """``idx`` (integers) as an Arrow int64 array for ``take``, from its buffer: ``take`` of a NumPy array
-    asks pyarrow to convert it, which imports pandas (half a second) to ask whether it is a pandas object."""
-    import pyarrow as pa
-
-    idx = np.ascontiguousarray(idx, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), idx.size, [None, pa.py_buffer(idx)])
 
 
 def text_buffers(arr: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ import numpy as np
 
 from evalspec.errors import InputError
 
-__all__ = ["EXACT", "CodedColumn", "LazyCoded", "LazyTexts", "Texts", "as_number", "narrow_codes", "repeated", "utf8", "value_key"]
+__all__ = ["EXACT", "CodedColumn", "LazyCoded", "LazyTexts", "Texts", "as_number", "narrow_codes", "positions", "repeated", "utf8", "value_key"]
 
 #: Integral floats below this magnitude are ints (exactly representable in a double).
 EXACT = 2**53
@@ -120,6 +120,15 @@ def narrow_codes(codes: np.ndarray, n_values: int) -> np.ndarray:
     """``codes`` (-1 = missing) in the smallest signed integer type that holds ``n_values`` codes."""
     dtype = np.int8 if n_values < 2**7 else np.int16 if n_values < 2**15 else np.int32
     return codes.astype(dtype, copy=False)
+
+
+def positions(idx: np.ndarray) -> Any:
+    """``idx`` (integers) as an Arrow int64 array for ``take``, from its buffer: ``take`` of a NumPy array
+    asks pyarrow to convert it, which imports pandas (half a second) to ask whether it is a pandas object."""
+    import pyarrow as pa
+
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), idx.size, [None, pa.py_buffer(idx)])
 
 
 def held_values(case_codes: np.ndarray, uniques: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -251,8 +260,6 @@ class LazyTexts:
         return len(self.arrow)
 
     def __getitem__(self, key: Any) -> Any:
-        import pyarrow as pa
-
         n = len(self.arrow)
         if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
             i = int(key)
@@ -273,9 +280,8 @@ class LazyTexts:
                 raise IndexError(f"an index out of bounds for {n} texts")
             else:
                 at = np.where(at < 0, at + n, at)
-        at = np.ascontiguousarray(at, dtype=np.int64)  # (from its buffer, as text_index.positions: no pandas asked)
         out = np.empty(at.size, dtype=object)
-        out[:] = self.arrow.take(pa.Array.from_buffers(pa.int64(), at.size, [None, pa.py_buffer(at)])).to_pylist()
+        out[:] = self.arrow.take(positions(at)).to_pylist()
         return out
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
