@@ -23,6 +23,9 @@ and half of "cpu").
   counts, proportion, critical failures, slices, the decision and the claim
   (:func:`evalspec.run.run_plan`); with ``--paired`` also a paired difference (cluster t), whose
   claim lists every disagreeing case (so the claim, and its validation, grow with the cases).
+* Every evalspec child sets its process up as the ``evalspec`` command does
+  (:func:`evalspec.cli_runtime.prepare`: one OpenBLAS thread unless a thread count is set, fewer
+  garbage collections); the bare reads run with Arrow's and numpy's defaults.
 * ``--compare TREE`` adds the ``evalspec run`` of another evalspec source tree (``PYTHONPATH=TREE``),
   run alternately with this one, so before and after are measured side by side in one run.
 
@@ -71,6 +74,9 @@ CHILD = textwrap.dedent("""
     import json, resource, sys, time
     from pathlib import Path
     mode, plan = sys.argv[1], Path(sys.argv[2])
+    if not mode.startswith("bare"):  # the process as the evalspec command sets it up (one BLAS thread, fewer gc)
+        from evalspec import cli_runtime
+        cli_runtime.prepare()
     import pyarrow.parquet as pq
     if not mode.startswith("bare"):
         import evalspec.run, evalspec.results.case_table, evalspec.analyses.registry as reg

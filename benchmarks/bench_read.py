@@ -27,6 +27,11 @@ timestamps; the generator of ``bench_run.py``); peak memory is each process's ow
   (a ``git archive`` of an earlier commit) after this one in each of ``--rounds`` rounds and compares
   its ``claim.json`` byte for byte; each round prints the load average.
 
+evalspec's children set their process up as the ``evalspec`` command does (its run *is* the command:
+:mod:`evalspec.cli_runtime`, one OpenBLAS thread unless a thread count is set, fewer garbage
+collections, and for the run a fast exit once its outputs are written); the bare reads run with
+Arrow's and numpy's defaults.
+
 Data is generated under ``--dir`` (default ``/tmp/stream-bench``), outside the repository, and
 reused when present. Every child runs with bytecode cached under ``--dir`` (``PYTHONPYCACHEPREFIX``,
 warmed on a small file first), as an installed package runs; without it (``PYTHONDONTWRITEBYTECODE``)
@@ -72,6 +77,8 @@ CHILD = textwrap.dedent("""
         data = ds.dataset(plan.parent / "lake", format="parquet", partitioning="hive")
         n = sum(b.num_rows for b in data.to_batches(columns=cols))
     else:
+        from evalspec import cli_runtime
+        cli_runtime.prepare()  # the process as the evalspec command sets it up (one BLAS thread, fewer gc)
         from evalspec.results import batches, readers
         readers.STREAM = mode in ("read", "batches")
         if mode == "batches":

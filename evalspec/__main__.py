@@ -1,6 +1,6 @@
 """Allow ``python -m evalspec``."""
 
-from evalspec.cli import main
+from evalspec.cli import entry
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    entry()

@@ -95,7 +95,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     # 9. Entry points: the CLI and its commands (they compose the pipeline and the outputs).
     "entry": (
-        "evalspec.__main__", "evalspec.cli", "evalspec.regenerate", "evalspec.commands", "evalspec.commands.audit",
+        "evalspec.__main__", "evalspec.cli", "evalspec.cli_runtime", "evalspec.regenerate", "evalspec.commands",
+        "evalspec.commands.audit",
         "evalspec.commands.convert", "evalspec.commands.init", "evalspec.commands.lock",
         "evalspec.commands.power", "evalspec.commands.report", "evalspec.commands.run", "evalspec.commands.reduce_sql",
         "evalspec.commands.schema", "evalspec.commands.tbg", "evalspec.commands.validate",
