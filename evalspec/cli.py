@@ -225,7 +225,13 @@ def main(argv: list[str] | None = None) -> None:
         # a closed pipe ends the process quietly, like any command-line tool (no traceback)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     with escaped_output():
-        cli.main(args=args, prog_name="evalspec")
+        try:
+            cli.main(args=args, prog_name="evalspec")
+        except OSError as exc:  # raised while click parses, before a command runs: `--version > /dev/full`
+            from evalspec.errors import os_error_message
+
+            _echo_err(os_error_message(exc, out_option=False))
+            sys.exit(int(ExitCode.BAD_INPUT))
 
 
 def entry() -> None:

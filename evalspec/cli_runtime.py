@@ -21,7 +21,8 @@ settings belong to a process that runs one command and exits, and :func:`evalspe
   closed and its ``atexit`` handlers have run, tearing the interpreter down (every module's objects
   freed one by one) only delays the shell's prompt: about 0.15 s after a run on 1M rows. Like
   mypy's ``--fast-exit`` (its default), the process then ends with :func:`os._exit`, after
-  flushing its output. It exits the normal way instead when a thread that is not a daemon is still
+  flushing its output (output that cannot be flushed, on a full disk, exits 120 as Python's own
+  exit does). It exits the normal way instead when a thread that is not a daemon is still
   running, since the normal exit waits for it.
 """
 
@@ -31,10 +32,13 @@ import os
 import sys
 from typing import NoReturn
 
-__all__ = ["BLAS_THREAD_VARIABLES", "GC_FIRST_THRESHOLD", "exit_code", "exit_now", "prepare"]
+__all__ = ["BLAS_THREAD_VARIABLES", "GC_FIRST_THRESHOLD", "UNFLUSHED_STATUS", "exit_code", "exit_now", "prepare"]
 
 #: Environment variables by which a user sets OpenBLAS's thread count (OpenBLAS reads them in this order).
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+
+#: The exit status when the output could not be flushed at the end, as Python's own exit gives.
+UNFLUSHED_STATUS = 120
 
 #: New container objects between two collections of the youngest generation (Python's default: 700).
 GC_FIRST_THRESHOLD = 20_000
@@ -72,10 +76,12 @@ def exit_now(code: object) -> NoReturn:
         sys.exit(code)  # the normal exit waits for the thread; so must this one
     status = exit_code(code)
     atexit._run_exitfuncs()  # logging's flush, tempfile's clean-up, multiprocessing, whatever was registered
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+    for stream in (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__):
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: what the normal exit would not print either
+        except ValueError:  # a stream closed on purpose
             pass
+        except OSError:  # output that could not be written (a full disk): never a silent success
+            status = UNFLUSHED_STATUS if stream in (sys.stdout, sys.__stdout__) else status
     os._exit(status)

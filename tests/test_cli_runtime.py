@@ -127,3 +127,25 @@ def test_the_fast_exit_runs_exit_handlers_and_waits_for_a_running_thread(tmp_pat
     assert proc.returncode == 0, proc.stderr
     assert "evalspec, version" in proc.stdout
     assert handler.read_text() == "ran" and thread.read_text() == "done"
+
+
+def test_output_that_cannot_be_flushed_at_the_end_is_no_success() -> None:
+    proc = _py("""
+        import sys
+        class Full:
+            def write(self, text): return len(text)
+            def flush(self): raise OSError(28, "No space left on device")
+        sys.stdout = Full()
+        from evalspec import cli_runtime
+        cli_runtime.exit_now(0)
+        """)
+    assert proc.returncode == cli_runtime.UNFLUSHED_STATUS == 120, proc.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (a device that is always full)")
+def test_version_to_a_full_device_is_a_message_not_a_traceback() -> None:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "evalspec", "--version"], stdout=full, stderr=subprocess.PIPE,
+                              text=True, env=_env(), cwd=ROOT, timeout=120, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "no space left on device" in proc.stderr
