@@ -503,19 +503,24 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     ``SOURCE_DATE_EPOCH``: no module-level state is read or written, so two runs in one
     process or in worker processes give the same claim.
     """
-    from evalspec._version import __version__
-    from evalspec.claim import created_time, software_versions
-    from evalspec.claim_model import CLAIM_FORMAT, claim_model
-    from evalspec.decision import decide
+    from evalspec.results.ahead import read_ahead
+    from evalspec.results.stream_reduce import may_reduce
 
-    handle = load_plan_for_run(plan_path)
-    plan = handle.plan
-    created = created_time()
-    ahead = _import_ahead(IMPORT_AHEAD)
-    try:
-        checked, needs, kinds = check_data(handle)
-    finally:
-        ahead.join()
+    with read_ahead(plan_path, unless=may_reduce):  # the results file's scan and parse, begun while the plan is
+        # validated (not a file the reduction while read may take: it reads files its own way)
+        from evalspec._version import __version__
+        from evalspec.claim import created_time, software_versions
+        from evalspec.claim_model import CLAIM_FORMAT, claim_model
+        from evalspec.decision import decide
+
+        handle = load_plan_for_run(plan_path)
+        plan = handle.plan
+        created = created_time()
+        ahead = _import_ahead(IMPORT_AHEAD)
+        try:
+            checked, needs, kinds = check_data(handle)
+        finally:
+            ahead.join()
     tidy = checked.tidy
     if _counted(checked):
         ctx, attr_devs = _case_table_context(handle, checked)

@@ -65,7 +65,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "evalspec.results", "evalspec.results.checks", "evalspec.results.hints", "evalspec.results.readers",
         "evalspec.results.files", "evalspec.results.values", "evalspec.results.arrow", "evalspec.results.formats",
         "evalspec.results.formats.jsonl", "evalspec.results.formats.csv", "evalspec.results.formats.parquet",
-        "evalspec.results.text_index", "evalspec.results.batches",
+        "evalspec.results.text_index", "evalspec.results.batches", "evalspec.results.ahead",
         "evalspec.results.table", "evalspec.results.adapters", "evalspec.results.adapters.base",
         "evalspec.results.adapters.inspect_ai", "evalspec.results.adapters.lm_eval",
         "evalspec.results.adapters.promptfoo", "evalspec.results.adapters.zip_members", "evalspec.results.lake", "evalspec.results.adapters.every_eval_ever",

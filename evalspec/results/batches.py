@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,21 @@ PROGRESS_SECONDS = 5.0
 #: (property-tested); only time and memory differ. A watch (the case-table limit) then sees the whole
 #: file's column at once: the refusal names the same row, after the parse rather than during it.
 WHOLE_FILE_BYTES = 256 << 20
+
+
+#: The file read ahead for the reads made now (a :class:`evalspec.results.ahead.ReadAhead`, set by
+#: :func:`evalspec.results.ahead.read_ahead`), or None; the first read takes it.
+READ_AHEAD: ContextVar[Any] = ContextVar("evalspec_read_ahead", default=None)
+
+
+def _taken_ahead(path: Path, head: bytes, display: str) -> tuple[Source, Any] | None:
+    """The scan and Arrow's parse of ``path`` made ahead, when they are of this very file as it is now (see
+    :meth:`evalspec.results.ahead.ReadAhead.take`); None otherwise."""
+    ahead = READ_AHEAD.get()
+    if ahead is None:
+        return None
+    READ_AHEAD.set(None)  # (one read takes it)
+    return ahead.take(path, head, display)  # type: ignore[no-any-return]
 
 
 class Distinct:
@@ -503,7 +519,8 @@ def _encoded(batch: Any, name: str, what: str = "encoded") -> Any:
     return made.pop(name, None) if made else None
 
 
-def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Iterator[Any]:
+def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None, parsed: Any = None) -> Iterator[Any]:
+    """The file's record batches; ``parsed``: Arrow's parse of the whole file, made already (read ahead)."""
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -520,7 +537,7 @@ def _batches(path: Path, fmt: str, head: bytes, header: list[str] | None) -> Ite
         yield from pf.iter_batches(batch_size=rows)
         return
     if path.stat().st_size <= WHOLE_FILE_BYTES:
-        yield _text_table(path, fmt, head, header)
+        yield _text_table(path, fmt, head, header) if parsed is None else parsed
         return
     yield from _text_batches(path, fmt, head, header)
 
@@ -761,14 +778,14 @@ def _parquet_batch_rows(meta: Any) -> int:
 
 
 def _read(path: Path, fmt: str, display: str, head: bytes, header: list[str] | None,
-          watches: list[Watch]) -> tuple[dict[str, Distinct], int]:
+          watches: list[Watch], parsed: list[Any]) -> tuple[dict[str, Distinct], int]:
     unit = "row" if fmt == "parquet" else "line"
     first_line = 1 if fmt != "csv" else 2
     columns: dict[str, Distinct] = {}
     rows = 0
     tick = _progress(display)
     watched = {w.column: w for w in watches}
-    for batch in _batches(path, fmt, head, header):
+    for batch in _batches(path, fmt, head, header, parsed.pop() if parsed else None):
         n = batch.num_rows
         seen = set()
         whole = isinstance(batch, _ColumnByColumn) and not rows  # (the file in one batch)
@@ -801,7 +818,7 @@ def stream_table(path: Path, fmt: str, display: str, watches: list[Watch] | None
     Refused as :func:`~evalspec.results.files.scan` refuses a file (not a regular file, too big,
     unreadable), and a file that changes while it is read is refused afterwards.
     """
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     try:
         import pyarrow as pa
@@ -822,12 +839,20 @@ def stream_table(path: Path, fmt: str, display: str, watches: list[Watch] | None
         if not any(header) or len(set(header)) != len(header):
             return None
     stop = threading.Event()
+    ahead = _taken_ahead(path, head, display) if fmt == "jsonl" else None  # (the scan and the parse, made already)
+    parsed = [ahead[1]] if ahead is not None else []  # (a list _read empties: the table is freed as it is typed)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        scanned = pool.submit(scan, path, display, count_commas=fmt == "csv", stop=stop)
+        scanned: Future[Source]
+        if ahead is None:
+            scanned = pool.submit(scan, path, display, count_commas=fmt == "csv", stop=stop)
+        else:
+            scanned = Future()
+            scanned.set_result(ahead[0])
+            del ahead
         if "pyarrow.compute" not in sys.modules:  # (the typing needs it: imported while Arrow parses, in C)
             pool.submit(importlib.import_module, "pyarrow.compute")  # (a failure: raised where it is imported)
         try:
-            columns, rows = _read(path, fmt, display, head, header, watches or [])
+            columns, rows = _read(path, fmt, display, head, header, watches or [], parsed)
         except (_GiveUp, pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OSError):
             columns, rows = {}, -1  # the whole-file reader reads it (and the table checks the limits)
         except BaseException:  # a watch refused the read (or an interrupt): the rest is not read

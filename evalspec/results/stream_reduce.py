@@ -29,7 +29,8 @@ from evalspec.results.stream_state import Fallback
 
 
 
-__all__ = ["EXACT_REFUSAL_ROWS", "IN_MEMORY_ROWS", "STREAM_ROWS", "Fallback", "plan_streams", "stream_results"]
+__all__ = ["EXACT_REFUSAL_ROWS", "IN_MEMORY_ROWS", "STREAM_ROWS", "Fallback", "estimated_rows", "may_reduce",
+           "plan_streams", "stream_results"]
 
 #: Results of at least this many rows (estimated: Parquet metadata, text bytes / 128) are reduced
 #: while read. ``EVALSPEC_STREAM_ROWS`` overrides it (0: whenever the plan allows).
@@ -55,6 +56,11 @@ def plan_streams(plan: Any) -> bool:
            for a in plan.analyses):
         return False
     return all(level == "case" for _, level in column_needs(plan).values())
+
+
+def may_reduce(path: Path) -> bool:
+    """Whether the text file ``path`` alone holds enough rows to be reduced while read (where the plan allows it)."""
+    return estimated_rows([path], ["jsonl"]) >= _threshold()
 
 
 def _threshold() -> int:
