@@ -156,8 +156,8 @@ def critical_mask(ctx: Context, flag: str) -> np.ndarray:
         raise AnalysisRefused(f"the critical flag column {flag!r} is not in the results")
     codes, uniques = ctx.codes(col)  # each distinct value read once (free for a reader's coded column)
     read = [flag_value(u) for u in uniques.tolist()]
-    bad = np.array([r is None for r in read] + [False], dtype=bool)[codes]
-    if bad.any():
+    bad = np.array([r is None for r in read] + [False], dtype=bool)[codes] if None in read else None
+    if bad is not None and bad.any():
         i = int(np.flatnonzero(bad)[0])  # the first case with an unrecognised value
         v = col[i]
         raise AnalysisRefused(
@@ -180,7 +180,8 @@ def upper_bound(failures: float, n: float, level: float) -> float:
 
 def _bound(ctx: Context, tried: np.ndarray, x: int, n: int, level: float) -> tuple[
         float | None, float | None, int | None, float | None, str]:
-    """``(upper bound, bound as if independent, clusters, effective cases, method)`` of x failures in n cases.
+    """``(upper bound, bound as if independent, clusters, effective cases, method)`` of x failures in n cases
+    (``tried``: the cases', in their order).
 
     With clusters, the bound counts effective cases ``n^2 / sum(size^2)`` (the cases of a
     cluster fail together: the most cautious assumption).
@@ -222,7 +223,7 @@ def compute(ctx: Context, params: CriticalFailuresParams) -> Outcome:
         level = float(params.confidence_level if params.confidence_level is not None else ctx.confidence_level)
     from evalspec.stats.power import zero_failure_cases
 
-    crit = critical_mask(ctx, params.flag)
+    crit = np.flatnonzero(critical_mask(ctx, params.flag))  # (the critical cases: each count read at them only)
     counts = ctx.case_counts()  # the plan's missing-outcome policy applied; from attempt rows or a case table
     adopting_name = ctx.primary[0] if ctx.primary is not None else None
     entries: dict[str, CriticalEntry] = {}
@@ -230,15 +231,15 @@ def compute(ctx: Context, params: CriticalFailuresParams) -> Outcome:
     caveats: list[Caveat] = []
     for name in ctx.chosen(params):
         j = ctx.index(name)
-        trials = np.where(crit, counts.trials[j], 0)
-        fails_per_case = trials - np.where(crit, counts.passes[j], 0)
+        trials = counts.trials[j][crit]
+        fails_per_case = trials - counts.passes[j][crit]
         tried = trials > 0
         failed = tried & (fails_per_case > 0)
         n = int(tried.sum())
         x = int(failed.sum())
-        failed_cases = [str(c) for c in ctx.case_ids[np.flatnonzero(failed)]]
+        failed_cases = [str(c) for c in ctx.case_ids[crit[failed]]]
         adopting = adopting_name is None or name == adopting_name
-        ub, ub_ind, clusters, n_eff, method = _bound(ctx, tried, x, n, level)
+        ub, ub_ind, clusters, n_eff, method = _bound(ctx, crit[tried], x, n, level)
         eff = n_eff if n_eff is not None else float(n)
         needed = reachable = within = None
         if max_rate is not None:

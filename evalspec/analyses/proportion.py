@@ -76,8 +76,10 @@ class ProportionResult(ResultModel):
     candidates: dict[str, ProportionEntry]
 
 
-def _entry(ctx: Context, name: str, method: str, level: float,
-           mask: np.ndarray | None = None) -> tuple[ProportionEntry | None, list[Caveat]]:
+def _entry(ctx: Context, name: str, method: str, level: float, mask: np.ndarray | None = None,
+           among: tuple[np.ndarray, Any] | None = None) -> tuple[ProportionEntry | None, list[Caveat]]:
+    """``among``: the cases (positions, in order) and their clusters of a pair made on ``mask``, taken where they
+    are the cases this candidate keeps (the same values: a group's clusters then counted once for both)."""
     import numpy as np
 
     from evalspec.stats import cluster_labels, cluster_sizes, clustered_mean_interval, proportion_interval
@@ -86,17 +88,27 @@ def _entry(ctx: Context, name: str, method: str, level: float,
     keep = ~np.isnan(row)
     if mask is not None:
         keep &= mask
-    idx = np.flatnonzero(keep)
-    n = int(idx.size)
+    n = int(np.count_nonzero(keep))
+    if among is not None and not (among[0].size == n and bool(keep[among[0]].all())):
+        among = None  # (this candidate keeps other cases than the pair's)
+    idx = among[0] if among is not None else np.flatnonzero(keep)
     if n == 0:
         return None, []
     every = n == row.size  # (every case kept: the arrays themselves, read only, not gathered)
     vals = row if every else row[idx]
+
+    def clusters_kept() -> Any:  # (counted once for the kernels that read them)
+        if among is not None and among[1] is not None and not every:
+            return among[1]
+        labels = ctx.case_cluster
+        assert labels is not None
+        return cluster_labels(labels if every else labels[idx])
+
     if ctx.outcomes.binary:
         successes = int(vals.sum())
         caveats: list[Caveat] = []
         if ctx.case_cluster is not None:
-            case_clusters = cluster_labels(ctx.case_cluster if every else ctx.case_cluster[idx])  # (counted once)
+            case_clusters = clusters_kept()
             if cluster_sizes(case_clusters).size >= 2:
                 entry = _clustered(vals, case_clusters, method, level)
                 if entry.method.split("_cluster")[0] != method:
@@ -111,8 +123,7 @@ def _entry(ctx: Context, name: str, method: str, level: float,
         r = proportion_interval(successes, n, method=method, confidence_level=level)
         return ProportionEntry(successes=successes, n=n, estimate=r.estimate, low=r.low, high=r.high,
                                method=r.method, confidence_level=r.confidence_level), caveats
-    clusters = cluster_labels(np.arange(n) if ctx.case_cluster is None else ctx.case_cluster if every
-                              else ctx.case_cluster[idx])
+    clusters = cluster_labels(np.arange(n)) if ctx.case_cluster is None else clusters_kept()
     if n < 2 or cluster_sizes(clusters).size < 2:
         return ProportionEntry(successes=float(vals.sum()), n=n, estimate=float(vals.mean()), low=0.0, high=1.0,
                                method="none (fewer than 2 clusters)", confidence_level=level,
@@ -163,10 +174,11 @@ def _clustered(vals: np.ndarray, clusters: np.ndarray, method: str, level: float
                            design_effect=float(r.design_effect), note=r.note or None)
 
 
-def proportion_of(ctx: Context, name: str, method: str, level: float,
-                  mask: np.ndarray | None = None) -> dict[str, Any] | None:
-    """Pass rate of ``name`` (within ``mask``) as a JSON-ready dict; None when it has no cases."""
-    entry, _ = _entry(ctx, name, method, level, mask)
+def proportion_of(ctx: Context, name: str, method: str, level: float, mask: np.ndarray | None = None,
+                  among: tuple[np.ndarray, Any] | None = None) -> dict[str, Any] | None:
+    """Pass rate of ``name`` (within ``mask``) as a JSON-ready dict; None when it has no cases (``among``: as
+    :func:`_entry` takes it)."""
+    entry, _ = _entry(ctx, name, method, level, mask, among)
     return None if entry is None else entry.model_dump(mode="json", exclude_none=True)
 
 

@@ -313,8 +313,10 @@ class _Runner:
         for value in wanted:
             mask = self.mask(column, value)
             cands = {}
+            pair = None if self.comparison is None else self.paired_ctx.pair(*self.comparison, mask)
+            among = None if pair is None else (pair.cases, pair.clusters)  # (the group's clusters, counted once)
             for cand in self.ctx.candidates:
-                res = proportion_of(self.ctx, cand, self.params.method, self.level, mask)
+                res = proportion_of(self.ctx, cand, self.params.method, self.level, mask, among)
                 if res is not None:
                     cands[cand] = res
             paired = None

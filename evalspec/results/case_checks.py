@@ -104,10 +104,18 @@ class _Cells:
 
     def __init__(self, cand: np.ndarray, case: np.ndarray, n_cand: int, n_cases: int) -> None:
         self.shape = (n_cand, n_cases)
-        self.cell = cand.astype(np.int64) * n_cases + case  # each row's cell
-        size = n_cand * n_cases
-        self.in_order = bool(self.cell.size == size and (size < 1 or self.cell[0] >= 0)
-                             and (size < 2 or np.all(self.cell[1:] > self.cell[:-1])))
+        self.rows = int(cand.shape[0])
+        self._cand, self._case = cand, case
+        self._cell: np.ndarray | None = None
+        # (in matrix order the rows' cells are 0, 1, 2, ...: candidate j's rows name j and cases 0, 1, 2, ...)
+        self.in_order = self.rows == n_cand * n_cases and _is_grid(cand, case, self.shape)
+
+    @property
+    def cell(self) -> np.ndarray:
+        """Each row's cell (``candidate x cases + case``; made where the rows are not in matrix order)."""
+        if self._cell is None:
+            self._cell = self._cand.astype(np.int64) * self.shape[1] + self._case
+        return self._cell
 
     def matrix(self, values: np.ndarray, fill: float = 0) -> np.ndarray:
         """The matrix of ``values`` (each row's at its cell), ``fill`` where no row is.
@@ -132,6 +140,17 @@ class _Cells:
         out = np.full(self.shape, -1, dtype=np.int32)
         out.ravel()[self.cell] = codes
         return out
+
+
+def _is_grid(cand: np.ndarray, case: np.ndarray, shape: tuple[int, int]) -> bool:
+    """Whether rows (``cand``, ``case``: one per cell) are in matrix order: candidate j's rows, in turn, name j and
+    the cases 0, 1, 2, ... (their cells are then 0, 1, 2, ...; two comparisons a row, no cell computed)."""
+    n_cand, n_cases = shape
+    if not cand.size:
+        return True
+    lanes = np.arange(n_cases, dtype=case.dtype if case.dtype.kind in "iu" else np.int64)
+    rows_cand, rows_case = cand.reshape(shape), case.reshape(shape)
+    return all(bool(np.all(rows_cand[j] == j)) and np.array_equal(rows_case[j], lanes) for j in range(n_cand))
 
 
 def _case_cluster(cells: _Cells, case: np.ndarray, cluster: np.ndarray | None, n_cases: int) -> np.ndarray | None:
@@ -329,7 +348,7 @@ def _case_columns(t: Any, cells: _Cells, case: np.ndarray, case_ids: np.ndarray,
 
     out: dict[str, np.ndarray] = {}
     devs: list[dict[str, str]] = []
-    every_cell = cells.cell.size == cells.shape[0] * cells.shape[1]  # (one row per cell: each cell has its row)
+    every_cell = cells.rows == cells.shape[0] * cells.shape[1]  # (one row per cell: each cell has its row)
     for col in attribute_columns(t.plan):
         codes, uniq = factorize(t.cols[col])
         absent = missing_mask(uniq)

@@ -85,10 +85,11 @@ def outcomes_from_counts(attempts: np.ndarray, missing: np.ndarray, passes: np.n
     ``rule_counts`` the rule's own columns (``first_outcome``, ``passes_in_first_K``, ...).
     """
     used = attempts - missing if policy == "exclude" else attempts
-    values = np.full(used.shape, np.nan)
-    taken = np.zeros(used.shape, dtype=np.int64)
     cells = used.ravel() > 0
-    has: Any = slice(None) if cells.all() else cells  # the cells with attempts (every cell: no mask to apply)
+    every = bool(cells.all())  # (every cell has attempts: each is given its value below, none left NaN or 0)
+    values = np.empty(used.shape) if every else np.full(used.shape, np.nan)
+    taken = np.empty(used.shape, dtype=np.int64) if every else np.zeros(used.shape, dtype=np.int64)
+    has: Any = slice(None) if every else cells  # the cells with attempts (every cell: no mask to apply)
     out_values, out_taken = values.reshape(-1), taken.reshape(-1)  # (views of the fresh matrices, in cell order)
 
     def at(matrix: np.ndarray) -> np.ndarray:
@@ -114,7 +115,10 @@ def outcomes_from_counts(attempts: np.ndarray, missing: np.ndarray, passes: np.n
             table = np.array([estimator(int(a), int(b), int(k or 1)) for a, b in pairs], dtype=np.float64)
             out_values[has] = table[np.asarray(inverse).reshape(-1)]
         elif rule == "mean":
-            out_values[has] = c.astype(np.float64) / n
+            if every:
+                np.divide(c, n, out=out_values)  # (float64 of each, divided: as below, into the matrix itself)
+            else:
+                out_values[has] = c.astype(np.float64) / n
         else:
             raise ValueError(f"the attempt rule {rule!r} does not run on a case table")
         out_taken[has] = n

@@ -209,6 +209,11 @@ class _Typed:
         labels = [None if m else _label(u) for u, m in zip(uniq.tolist(), missing_mask(uniq).tolist())]
         remap = np.array([-2 if lab is None else names.index(lab) if lab in names else -1 for lab in labels] + [-2],
                          dtype=np.int64)
+        if len(names) == len(labels) and np.array_equal(remap[:-1], np.arange(len(labels))) and (
+                not codes.size or int(codes.min()) >= 0):  # (named in the plan's order, every row: their own codes)
+            cand = codes.view()
+            cand.flags.writeable = False
+            return cand
         cand = remap[codes]
         unknown = sorted({lab for lab, c in zip(labels, remap[:-1].tolist()) if c == -1 and lab is not None})
         self.flag(cand == -1, key, f"unknown candidate {', '.join(map(repr, unknown))}; the plan's candidates are "

@@ -347,15 +347,25 @@ def _plain_texts(uniques: np.ndarray, edges: Any = None) -> Any:
     from evalspec.results.values import positions
 
     first, last, size = edges if edges is not None else _edge_bytes(arr)
-    if np.any(_ASCII_SPACE[first] | _ASCII_SPACE[last]):  # (an ASCII byte at an end is a whole character)
+    if not (_none_in(first, _ASCII_SPACE) and _none_in(last, _ASCII_SPACE)) and np.any(
+            _ASCII_SPACE[first] | _ASCII_SPACE[last]):  # (an ASCII byte at an end is a whole character)
         return None
-    maybe = np.flatnonzero(_NON_ASCII_SPACE_LEAD[first] | _NON_ASCII_SPACE_END[last] | (size == 0))
+    if _none_in(first, _NON_ASCII_SPACE_LEAD) and _none_in(last, _NON_ASCII_SPACE_END) and size.all():
+        maybe = np.zeros(0, dtype=np.int64)  # (no text begins or ends with a byte of a space: none to ask)
+    else:
+        maybe = np.flatnonzero(_NON_ASCII_SPACE_LEAD[first] | _NON_ASCII_SPACE_END[last] | (size == 0))
     if maybe.size:  # texts that may begin or end with a space beyond ASCII: asked exactly
         space = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PY_WHITESPACE) + "]"
         edged = pc.match_substring_regex(arr.take(positions(maybe)), f"^{space}|{space}$")
         if pc.any(edged).as_py():
             return None
     return arr
+
+
+def _none_in(values: np.ndarray, table: np.ndarray) -> bool:
+    """Whether no byte of ``values`` (uint8) is one ``table`` (256 flags) flags, told from their range where no
+    byte in it is flagged (case ids: letters and digits), without a lookup of each; False: not told so."""
+    return not values.size or not table[int(values.min()):int(values.max()) + 1].any()
 
 
 def _byte_set(values: Any) -> np.ndarray:
@@ -379,8 +389,12 @@ def _edge_bytes(arr: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     wide = pa.types.is_large_string(arr.type)
     _, off_buf, data_buf = arr.buffers()
     offsets = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32, count=len(arr) + arr.offset + 1)
-    offsets = offsets[arr.offset:].astype(np.int64)
+    offsets = offsets[arr.offset:]
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None and data_buf.size else np.zeros(1, np.uint8)
+    size = np.diff(offsets)  # (the offsets' own type: four bytes a text for Arrow's string)
+    if size.size and int(size.min()) > 0:  # no empty text (case ids): each one's first and last byte read directly
+        return data[offsets[:-1]], data[offsets[1:] - 1], size
+    offsets = offsets.astype(np.int64)
     start, end = offsets[:-1], offsets[1:]
     size = end - start
     some = size > 0
@@ -399,7 +413,11 @@ def _missing_texts(arr: Any, uniques: np.ndarray, edges: Any = None) -> np.ndarr
     first, last, size = edges if edges is not None else _edge_bytes(arr)
     printable = np.zeros(256, dtype=bool)
     printable[0x21:0x7F] = True
-    maybe = np.flatnonzero((size <= max(map(len, _MISSING))) | ~printable[first] | ~printable[last])
+    short = max(map(len, _MISSING))
+    if size.size and int(size.min()) > short and _none_in(first, ~printable) and _none_in(last, ~printable):
+        maybe = np.zeros(0, dtype=np.int64)  # (every text long, between printable bytes: none to ask)
+    else:
+        maybe = np.flatnonzero((size <= short) | ~printable[first] | ~printable[last])
     out = np.zeros(len(arr), dtype=bool)
     if maybe.size:
         asked = uniques[maybe] if isinstance(uniques, LazyTexts) else np.asarray(uniques).view(np.ndarray)[maybe]
@@ -407,15 +425,16 @@ def _missing_texts(arr: Any, uniques: np.ndarray, edges: Any = None) -> np.ndarr
     return out
 
 
-def _sorted_order(arr: Any) -> np.ndarray:
-    """The positions of distinct texts ``arr`` in UTF-8 byte order (code point order); no sort when in order."""
+def _sorted_order(arr: Any) -> np.ndarray | None:
+    """The positions of distinct texts ``arr`` in UTF-8 byte order (code point order); None when they are in
+    that order already (no sort, and no positions made)."""
     import pyarrow.compute as pc
 
     from evalspec.results.arrow import arrow_numpy
 
     n = len(arr)
-    if n > 1 and pc.all(pc.greater(arr.slice(1), arr.slice(0, n - 1))).as_py():
-        return np.arange(n, dtype=np.int64)
+    if n < 2 or pc.all(pc.greater(arr.slice(1), arr.slice(0, n - 1))).as_py():
+        return None
     return arrow_numpy(pc.sort_indices(arr)).astype(np.int64)
 
 
@@ -443,12 +462,14 @@ def _labels(col: np.ndarray, dtype: Any = np.int64, lazy: bool = False) -> tuple
     if arr is not None:  # many distinct texts that are their own labels: sorted by Arrow, in C
         umissing = _missing_texts(arr, uniques, edges)
         order = _sorted_order(arr)
-        if umissing.any():
-            order = order[~umissing[order]]
         held = isinstance(uniques, LazyTexts)
-        if order.size == len(uniques) and np.array_equal(order, np.arange(order.size)):  # in order, none missing
+        if order is None and not umissing.any():  # in order, none missing
             out = codes.astype(dtype)
             return out, uniques if held else np.asarray(uniques).view(np.ndarray), out < 0  # type: ignore[return-value]
+        if order is None:
+            order = np.arange(len(arr), dtype=np.int64)
+        if umissing.any():
+            order = order[~umissing[order]]
         rank = np.full(len(uniques) + 1, -1, dtype=dtype)
         rank[order] = np.arange(len(order), dtype=dtype)
         out = rank[codes]
@@ -980,8 +1001,8 @@ def _nested_problems(cat: Any, col: np.ndarray, name: str) -> list[Diagnostic]:
 def _long_label_problems(cat: Any, col: np.ndarray, name: str, what: str) -> list[Diagnostic]:
     codes, uniq = _coded_texts(col)
     arr = getattr(uniq, "arrow", None)
-    if arr is not None and len(arr) and _max_length(arr) <= MAX_LABEL_CHARS:
-        return []  # (stripping only shortens a label)
+    if arr is not None and len(arr) and (_max_bytes(arr) <= MAX_LABEL_CHARS or _max_length(arr) <= MAX_LABEL_CHARS):
+        return []  # (stripping only shortens a label; a text has at most as many characters as bytes)
     bad_u = np.array([isinstance(u, str) and len(u.strip()) > MAX_LABEL_CHARS for u in uniq.tolist()] + [False],
                      dtype=bool)
     if not bad_u.any():
@@ -989,6 +1010,13 @@ def _long_label_problems(cat: Any, col: np.ndarray, name: str, what: str) -> lis
     return located(cat, np.flatnonzero(bad_u[codes]), name,
                    f"the {what} label is longer than the {MAX_LABEL_CHARS} characters evalspec accepts",
                    values=col, hint="use a short identifier; keep long text in a column the plan does not name")
+
+
+def _max_bytes(arr: Any) -> int:
+    """The longest text of ``arr`` in bytes (from Arrow's offsets: no text read)."""
+    import pyarrow.compute as pc
+
+    return int(pc.max(pc.binary_length(arr)).as_py() or 0)
 
 
 def _max_length(arr: Any) -> int:

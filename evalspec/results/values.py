@@ -139,7 +139,8 @@ def held_values(case_codes: np.ndarray, uniques: np.ndarray) -> tuple[np.ndarray
     group of no cases. A case table holds one value per candidate and case, so it cannot see such
     values at all; every input path narrows to the held values, and gives the same claim.
     """
-    held = np.bincount(case_codes[case_codes >= 0], minlength=len(uniques)) > 0
+    whole = not case_codes.size or int(case_codes.min()) >= 0  # (every case holds a value: none to leave out)
+    held = np.bincount(case_codes if whole else case_codes[case_codes >= 0], minlength=len(uniques)) > 0
     if held.all():
         return case_codes, uniques
     remap = np.full(len(uniques) + 1, -1, dtype=np.int64)  # (code -1 reads the last slot)

@@ -1,0 +1,104 @@
+"""The case table's shortcuts give what the general computations give (issue 24: the 10M-row case table).
+
+* matrix order told by two comparisons a row (``case_checks._is_grid``), against its definition (the
+  rows' cells strictly increasing, one row per cell);
+* a slice group's pass rates read with the pair's cases and clusters (``proportion._entry(among=)``),
+  against the same without them, whichever cases each candidate lacks;
+* the candidates typed as their own codes when the table names them in the plan's order.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+SETTINGS = settings(max_examples=60, derandomize=True, database=None, deadline=None)
+
+
+def _in_order_by_definition(cand: np.ndarray, case: np.ndarray, n_cand: int, n_cases: int) -> bool:
+    cell = cand.astype(np.int64) * n_cases + case
+    size = n_cand * n_cases
+    return bool(cell.size == size and (size < 1 or cell[0] >= 0) and (size < 2 or np.all(cell[1:] > cell[:-1])))
+
+
+@SETTINGS
+@given(n_cand=st.integers(1, 3), n_cases=st.integers(1, 5), change=st.sampled_from(
+    ["none", "swap", "value", "drop", "repeat", "candidate"]), at=st.integers(0, 100), dtype=st.sampled_from(
+    [np.int8, np.int32, np.int64]))
+def test_matrix_order_is_told_as_its_definition_tells_it(n_cand: int, n_cases: int, change: str, at: int,
+                                                          dtype: type) -> None:
+    from evalspec.results.case_checks import _Cells
+
+    cand = np.repeat(np.arange(n_cand), n_cases).astype(dtype)
+    case = np.tile(np.arange(n_cases), n_cand).astype(dtype)
+    n = cand.size
+    i, j = at % n, (at // 7) % n
+    if change == "swap":
+        case[[i, j]] = case[[j, i]]
+        cand[[i, j]] = cand[[j, i]]
+    elif change == "value":
+        case[i] = (case[i] + 1) % n_cases
+    elif change == "candidate":
+        cand[i] = (cand[i] + 1) % n_cand
+    elif change == "drop":
+        cand, case = np.delete(cand, i), np.delete(case, i)
+    elif change == "repeat":
+        cand, case = np.insert(cand, i, cand[i]), np.insert(case, i, case[i])
+    cells = _Cells(cand, case, n_cand, n_cases)
+    assert cells.in_order == _in_order_by_definition(cand, case, n_cand, n_cases)
+    assert cells.rows == cand.size
+    assert cells.cell.tolist() == (cand.astype(np.int64) * n_cases + case).tolist()
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), binary=st.booleans(), holes=st.sampled_from([0.0, 0.05, 0.5]),
+       masked=st.booleans(), clusters=st.integers(1, 12))
+def test_a_groups_pass_rates_with_the_pairs_cases_are_those_without(seed: int, binary: bool, holes: float,
+                                                                    masked: bool, clusters: int) -> None:
+    from evalspec.analyses.proportion import _entry
+    from evalspec.stats import cluster_labels
+
+    rng = np.random.default_rng(seed)
+    n = 60
+    values = (rng.random((2, n)) < 0.6).astype(float) if binary else rng.random((2, n))
+    values[rng.random((2, n)) < holes] = np.nan  # (cases one candidate or both lack)
+    labels = cluster_labels(rng.integers(0, clusters, n))
+    ctx = SimpleNamespace(outcomes=SimpleNamespace(values=values, binary=binary, rule="mean"),
+                          index=["A", "B"].index, case_cluster=labels)
+    mask = rng.random(n) < 0.7 if masked else None
+    keep = ~np.isnan(values[0]) & ~np.isnan(values[1])
+    if mask is not None:
+        keep &= mask
+    idx = np.flatnonzero(keep)
+    among = (idx, cluster_labels(labels[idx]))
+    for name in ("A", "B"):
+        for method in ("wilson", "clopper_pearson"):
+            plain, plain_notes = _entry(ctx, name, method, 0.95, mask)
+            shared, shared_notes = _entry(ctx, name, method, 0.95, mask, among)
+            assert (plain is None) == (shared is None)
+            if plain is not None:
+                assert shared is not None and shared.model_dump() == plain.model_dump()
+            assert [c.model_dump() for c in shared_notes] == [c.model_dump() for c in plain_notes]
+
+
+def test_candidates_in_the_plans_order_are_their_own_codes_and_others_are_mapped() -> None:
+    from evalspec.results.case_table import _Typed
+    from evalspec.results.values import LazyCoded
+
+    plan = SimpleNamespace(data=SimpleNamespace(columns=SimpleNamespace(candidate="model")),
+                           candidates={"m/a": None, "m/b": None})
+    for uniques, codes, want in ((["m/a", "m/b"], [0, 0, 1, 1], [0, 0, 1, 1]),
+                                 (["m/b", "m/a"], [0, 0, 1, 1], [1, 1, 0, 0]),
+                                 (["m/a", "m/b"], [0, -1, 1, 1], [0, -2, 1, 1])):
+        objects = np.empty(len(uniques), dtype=object)
+        objects[:] = uniques
+        typed = _Typed.__new__(_Typed)
+        typed.plan, typed.n, typed.problems = plan, len(codes), []
+        typed.cols = {"model": LazyCoded(np.array(codes, dtype=np.int8), objects)}
+        typed.flag = lambda bad, *a, **k: None  # (the problems are another test's)
+        got = typed.candidates()
+        assert got.tolist() == want
+        assert not got.flags.writeable or want != codes  # (its own codes are only read)
