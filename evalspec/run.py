@@ -504,10 +504,8 @@ def run_plan(plan_path: str | Path, *, command: list[str] | None = None) -> dict
     process or in worker processes give the same claim.
     """
     from evalspec.results.ahead import read_ahead
-    from evalspec.results.stream_reduce import may_reduce
 
-    with read_ahead(plan_path, unless=may_reduce):  # the results file's scan and parse, begun while the plan is
-        # validated (not a file the reduction while read may take: it reads files its own way)
+    with read_ahead(plan_path):  # the results file's scan and parse, begun while the plan is validated
         from evalspec._version import __version__
         from evalspec.claim import created_time, software_versions
         from evalspec.claim_model import CLAIM_FORMAT, claim_model

@@ -53,12 +53,19 @@ def run(plan: str, out_dir: str | None, no_report: bool, report_format: str, loc
     same bytes. The HTML and PDF report are rendered next to the claim unless
     --no-report is given.
     """
-    from evalspec.run import default_out_dir, run_plan, write_claim
-
     if locked:  # audit engineer: refuse before anything is read or written
         from evalspec.audit.gate import require_locked
 
         require_locked(plan)
+    from evalspec.results.ahead import read_ahead
+
+    with read_ahead(plan):  # the results file's scan and Arrow's parse begin now, while the run's modules are imported
+        _run(plan, out_dir, no_report, report_format, allow_outside, save_posterior)
+
+
+def _run(plan: str, out_dir: str | None, no_report: bool, report_format: str, allow_outside: bool,
+         save_posterior: bool) -> None:
+    from evalspec.run import default_out_dir, run_plan, write_claim
     from evalspec._atomic import OutputSet
     from evalspec.results import OUTSIDE_ALLOWED, OUTSIDE_READ
 

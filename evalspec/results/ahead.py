@@ -31,7 +31,7 @@ import contextlib
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ _PLAN_BYTES = 1 << 20
 class ReadAhead:
     """One file's scan and parse, made in threads (:meth:`take` waits for them)."""
 
+    plan: Path  # the plan file that names it
     path: Path
     identity: tuple[int, int, int, int]  # (device, inode, size, modification time) when the read began
     block_bytes: int  # Arrow's block (:data:`evalspec.results.batches.BATCH_BYTES`), as the reader parses
@@ -67,9 +68,13 @@ class ReadAhead:
 
             self.head = peek(self.path, str(self.path))
             scanned: list[Source] = []
-            scanner = threading.Thread(target=lambda: scanned.append(scan(self.path, str(self.path),
-                                                                          count_commas=False)),
-                                       name="evalspec-scan-ahead", daemon=True)
+
+            def scan_it() -> None:
+                import pyarrow.compute  # noqa: F401 - the typing's next need (its import: Python, beside the parse)
+
+                scanned.append(scan(self.path, str(self.path), count_commas=False))
+
+            scanner = threading.Thread(target=scan_it, name="evalspec-scan-ahead", daemon=True)
             scanner.start()
             try:
                 table = jsonl_arrow_table(str(self.path), self.head, block_size=self.block_bytes)
@@ -78,7 +83,6 @@ class ReadAhead:
             with self._lock:
                 if scanned and not self.dropped:
                     self.source, self.table = scanned[0], table
-            import pyarrow.compute  # noqa: F401 - the typing's next need, while the main thread still works
         except Exception:  # noqa: BLE001, S110 - the reader reads the file again and says what is wrong
             pass
 
@@ -137,27 +141,35 @@ def _planned_file(plan_path: Path) -> Path | None:
     return path
 
 
-def start(plan_path: str | os.PathLike[str], unless: Callable[[Path], bool] | None = None) -> ReadAhead | None:
-    """Begin reading ahead the file the plan at ``plan_path`` reads, if it is one that can be (see the module) and
-    ``unless(path)`` is not true (the run reads it another way: the reduction while read)."""
+def start(plan_path: str | os.PathLike[str]) -> ReadAhead | None:
+    """Begin reading ahead the file the plan at ``plan_path`` reads, if it is one that can be (see the module)."""
     path = _planned_file(Path(plan_path))
     identity = _identity(path) if path is not None else None
     smallest, largest, block = _as_read()
     if path is None or identity is None or not smallest <= identity[2] <= largest:
         return None
-    if unless is not None and unless(path):
-        return None
-    ahead = ReadAhead(path=path, identity=identity, block_bytes=block)
+    from evalspec.results.stream_reduce import may_reduce
+
+    if may_reduce(path):
+        return None  # (the reduction while read may take it, which reads files its own way)
+    ahead = ReadAhead(plan=Path(plan_path), path=path, identity=identity, block_bytes=block)
     ahead.thread = threading.Thread(target=ahead.run, name="evalspec-read-ahead", daemon=True)
     ahead.thread.start()
     return ahead
 
 
 @contextlib.contextmanager
-def read_ahead(plan_path: str | os.PathLike[str], unless: Callable[[Path], bool] | None = None) -> Iterator[None]:
-    """Read ahead the results file of the plan at ``plan_path`` for the reads made inside the block (``unless``: see
-    :func:`start`)."""
-    token = batches.READ_AHEAD.set(start(plan_path, unless))
+def read_ahead(plan_path: str | os.PathLike[str]) -> Iterator[None]:
+    """Read ahead the results file of the plan at ``plan_path`` for the reads made inside the block.
+
+    Inside a block of its own for the same plan (the ``run`` command begins one before it imports what the run
+    needs), nothing more is begun: the outer block's read ahead serves.
+    """
+    outer = batches.READ_AHEAD.get()
+    if outer is not None and outer.plan == Path(plan_path):
+        yield
+        return
+    token = batches.READ_AHEAD.set(start(plan_path))
     try:
         yield
     finally:

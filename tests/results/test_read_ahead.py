@@ -92,7 +92,7 @@ def test_a_run_read_ahead_gives_the_claim_of_a_run_that_reads_in_its_turn(tmp_pa
     claim = dumps(run_plan(plan))
     assert whole == ["evalspec-read-ahead"]
     whole.clear()
-    monkeypatch.setattr(ahead, "start", lambda plan_path, unless=None: None)
+    monkeypatch.setattr(ahead, "start", lambda plan_path: None)
     assert dumps(run_plan(plan)) == claim
     assert whole == ["MainThread"]
 
@@ -130,6 +130,24 @@ def test_a_file_changed_after_the_read_ahead_began_is_read_again(tmp_path: Path,
     made = _started(plan)
     assert made.take(path, path.read_bytes()[: 1 << 16], "r") is not None
     assert made.take(path, path.read_bytes()[: 1 << 16], "r") is None  # (given once)
+
+
+def test_a_block_inside_a_block_for_the_same_plan_uses_the_outer_read_ahead(tmp_path: Path, whole: list[str]) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(_PAD, encoding="utf-8")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "r.jsonl").write_text(_PAD, encoding="utf-8")
+    with ahead.read_ahead(_plan(tmp_path)):
+        outer = batches.READ_AHEAD.get()
+        with ahead.read_ahead(tmp_path / "plan.yaml"):
+            assert batches.READ_AHEAD.get() is outer
+            read = _read(path)
+        with ahead.read_ahead(_plan(other)):  # another plan: its own
+            made = batches.READ_AHEAD.get()
+            assert made not in (None, outer) and made.thread is not None
+            made.thread.join()
+    assert read is not None and whole == ["evalspec-read-ahead"] * 2 and batches.READ_AHEAD.get() is None
 
 
 def test_a_read_ahead_left_unused_keeps_nothing(tmp_path: Path, whole: list[str]) -> None:
@@ -179,14 +197,30 @@ def test_nothing_is_read_ahead_but_a_jsonl_file_in_the_plans_folder_read_whole(
     elif case == "too small":
         monkeypatch.setattr(readers, "SMALL_FILE_BYTES", 1 << 20)
     else:  # large enough for the reduction while read, which reads files its own way
-        from evalspec.results.stream_reduce import may_reduce
-
         monkeypatch.setenv("EVALSPEC_STREAM_ROWS", "0")
-        assert ahead.start(plan, unless=may_reduce) is None
-        monkeypatch.setenv("EVALSPEC_STREAM_ROWS", "1000000")
-        made = ahead.start(plan, unless=may_reduce)
-        assert made is not None and made.thread is not None
-        made.thread.join()
-        return
     assert ahead.start(plan) is None
     assert whole == []
+
+
+def test_the_run_command_reads_ahead_once_and_never_before_its_lock_check(tmp_path: Path, whole: list[str],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from evalspec.cli import cli
+
+    study = tmp_path / "study"
+    shutil.copytree(ROOT / "examples" / "support-triage", study)
+    started: list[Path] = []
+    real = ahead.start
+
+    def recorded(plan_path: Any) -> Any:
+        started.append(Path(plan_path))
+        return real(plan_path)
+
+    monkeypatch.setattr(ahead, "start", recorded)
+    res = CliRunner().invoke(cli, ["run", str(study / "plan.yaml"), "--locked", "--no-report"])
+    assert res.exit_code == 1 and started == [] and whole == []  # (refused unlocked: nothing read)
+    res = CliRunner().invoke(cli, ["run", str(study / "plan.yaml"), "--no-report"])
+    assert res.exit_code == 0, res.output
+    assert started == [study / "plan.yaml"] and whole == ["evalspec-read-ahead"]  # (begun by the command, used by the run)
+    assert batches.READ_AHEAD.get() is None
