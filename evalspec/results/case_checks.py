@@ -354,7 +354,11 @@ def _case_columns(t: Any, cells: _Cells, case: np.ndarray, case_ids: np.ndarray,
         absent = missing_mask(uniq)
         whole = every_cell and not absent.any() and (not codes.size or int(codes.min()) >= 0)  # no cell without one
         keep = None if whole else np.append(np.where(absent, -1, np.arange(len(uniq))), -1).astype(np.int32)
-        case_codes, varies = _down_each_case(cells.grid(codes if keep is None else keep[codes]), whole)
+        if whole and cells.in_order and codes.dtype.kind == "i":  # (the codes themselves, in their own type, read
+            grid = codes.reshape(cells.shape)  # down each case: no copy)
+        else:
+            grid = cells.grid(codes if keep is None else keep[codes])
+        case_codes, varies = _down_each_case(grid, whole)
         more = _one(counts[f"distinct_{col}"]) > 1
         if more.shape == (1,) and case.size != 1:  # (a count of one value: every case or none)
             if more[0]:
@@ -382,6 +386,7 @@ def _down_each_case(grid: np.ndarray, whole: bool) -> tuple[np.ndarray, np.ndarr
         for j in range(1, len(grid)):
             varies |= grid[j] != grid[0]
         return grid[0].copy(), varies
+    grid = grid.astype(np.int32, copy=False)  # (read as unsigned below: four bytes a code)
     case_codes = grid[0].copy()
     for j in range(1, len(grid)):  # the first candidate with a value gives it
         np.copyto(case_codes, grid[j], where=case_codes < 0)

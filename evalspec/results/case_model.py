@@ -121,7 +121,11 @@ def outcomes_from_counts(attempts: np.ndarray, missing: np.ndarray, passes: np.n
                 out_values[has] = c.astype(np.float64) / n
         else:
             raise ValueError(f"the attempt rule {rule!r} does not run on a case table")
-        out_taken[has] = n
+        if every and used.dtype == taken.dtype:  # each cell's attempts are those analysed: the counts themselves,
+            taken = used.view()  # read only (no copy of every cell; the matrix above was never written)
+            taken.flags.writeable = False
+        else:
+            out_taken[has] = n
     return CaseOutcomes(values=values, attempts=taken, rule=rule, k=k)
 
 

@@ -224,7 +224,8 @@ class _Typed:
 
     def labels(self, key: str, what: str, lazy: bool = False) -> tuple[np.ndarray, np.ndarray]:
         col = self.cols[key]
-        codes, labels, miss = _labels(col, lazy=lazy)  # (lazy: case ids kept as Arrow texts, values.LazyTexts)
+        codes, labels, miss = _labels(col, None, lazy)  # (lazy: case ids kept as Arrow texts, values.LazyTexts;
+        # None: the reader's codes themselves where they are the labels' (read only: the checks only read them))
         self.flag(miss, key, f"the row has no {what}", values=col, hint=f"every row needs its {what}")
         return codes, labels
 

@@ -446,11 +446,14 @@ def _coded_texts(col: np.ndarray) -> tuple[np.ndarray, Any]:
 
 
 def _labels(col: np.ndarray, dtype: Any = np.int64, lazy: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(codes, sorted labels, missing mask)`` of an identifier column; the codes are of ``dtype``.
+    """``(codes, sorted labels, missing mask)`` of an identifier column; the codes are of ``dtype`` (None: where the
+    column's own codes are the labels' codes, those themselves, read only, in their type; else int64).
 
     ``lazy``: many distinct texts that are their own labels, held in Arrow by the reader, are
     given as :class:`LazyTexts` (each made a Python ``str`` where read: a case table's case ids).
     """
+    own = dtype is None
+    dtype = np.int64 if own else dtype
     codes, uniques = _coded_texts(col) if lazy else _factorize(col)
     if isinstance(uniques, LazyTexts) and len(uniques) <= 2000:  # (few: as objects, as the other paths give)
         codes, uniques = _factorize(col)
@@ -464,7 +467,8 @@ def _labels(col: np.ndarray, dtype: Any = np.int64, lazy: bool = False) -> tuple
         order = _sorted_order(arr)
         held = isinstance(uniques, LazyTexts)
         if order is None and not umissing.any():  # in order, none missing
-            out = codes.astype(dtype)
+            out = codes.astype(dtype) if not own else codes.view()
+            out.flags.writeable = out.flags.writeable and not own
             return out, uniques if held else np.asarray(uniques).view(np.ndarray), out < 0  # type: ignore[return-value]
         if order is None:
             order = np.arange(len(arr), dtype=np.int64)

@@ -140,7 +140,10 @@ def held_values(case_codes: np.ndarray, uniques: np.ndarray) -> tuple[np.ndarray
     values at all; every input path narrows to the held values, and gives the same claim.
     """
     whole = not case_codes.size or int(case_codes.min()) >= 0  # (every case holds a value: none to leave out)
-    held = np.bincount(case_codes if whole else case_codes[case_codes >= 0], minlength=len(uniques)) > 0
+    if whole and len(uniques) <= 8:  # (a few values: each looked for, not counted)
+        held = np.array([bool(np.any(case_codes == k)) for k in range(len(uniques))], dtype=bool)
+    else:
+        held = np.bincount(case_codes if whole else case_codes[case_codes >= 0], minlength=len(uniques)) > 0
     if held.all():
         return case_codes, uniques
     remap = np.full(len(uniques) + 1, -1, dtype=np.int64)  # (code -1 reads the last slot)

@@ -102,3 +102,32 @@ def test_candidates_in_the_plans_order_are_their_own_codes_and_others_are_mapped
         got = typed.candidates()
         assert got.tolist() == want
         assert not got.flags.writeable or want != codes  # (its own codes are only read)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), rule=st.sampled_from(["mean", "majority", "pass_at_k", "first", "best_of_k"]),
+       policy=st.sampled_from(["count_as_fail", "exclude"]), empty=st.booleans())
+def test_case_outcomes_from_counts_with_and_without_a_cell_lacking_attempts(seed: int, rule: str, policy: str,
+                                                                          empty: bool) -> None:
+    from evalspec.results.case_model import outcomes_from_counts
+
+    rng = np.random.default_rng(seed)
+    attempts = rng.integers(1, 6, (2, 7))
+    missing = rng.integers(0, 2, (2, 7)) * (attempts > 1)
+    if empty:  # (a cell without attempts: the masked path)
+        attempts[1, 3], missing[1, 3] = (1, 1) if policy == "exclude" else (0, 0)
+    passes = rng.integers(0, 6, (2, 7)) % (attempts - missing + 1)
+    rules = {"first_outcome": rng.integers(0, 2, (2, 7)).astype(float),
+             "first_answered_outcome": rng.integers(0, 2, (2, 7)).astype(float),
+             "passes_in_first_2": np.minimum(passes, 2).astype(float),
+             "answered_passes_in_first_2": np.minimum(passes, 2).astype(float)}
+    out = outcomes_from_counts(attempts, missing, passes, rules, rule, 2, policy)
+    used = attempts - missing if policy == "exclude" else attempts
+    has = used > 0
+    want_taken = {"first": np.ones_like(used), "best_of_k": np.minimum(used, 2)}.get(rule, used)
+    assert np.where(has, want_taken, 0).tolist() == out.attempts.tolist()
+    if rule == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            want = np.where(has, passes / np.where(has, used, 1), np.nan)
+        assert np.array_equal(out.values, want, equal_nan=True)
+    assert np.isnan(out.values[~has]).all()  # (a cell without attempts has no outcome)
