@@ -13,7 +13,9 @@ timestamps; the generator of ``bench_run.py``); peak memory is each process's ow
   printed. Targets: evalspec read work <= 2x the bare parse; ``evalspec run`` process <= 2.5x
   the bare read's process. "work" starts once the modules the read uses are imported (for the
   bare read ``pyarrow.json``; for evalspec ``pyarrow.json`` and ``pyarrow.compute`` too, which
-  its read imports when it first needs them). ``--phases`` adds one ``evalspec run`` timed step
+  its read imports when it first needs them). The read modes begin once the plan is loaded; ``evalspec run``
+  begins the file's scan and parse in threads as the command starts (:mod:`evalspec.results.ahead`), while
+  the plan is validated. ``--phases`` adds one ``evalspec run`` timed step
   by step (imports, plan, read, table and checks, attempts, analyses, claim, ledger, writing).
 * ``--scale 1000000,2000000,5000000,10000000``: ``evalspec run --no-report`` at several sizes
   of JSONL: seconds and peak memory per row (target: linear in rows, peak <= 1.5 GiB at 10M).
@@ -192,9 +194,11 @@ PHASES = textwrap.dedent("""
                 cpu[label] = cpu.get(label, 0.0) + C() - c
         setattr(mod, name, g)
     import evalspec.cli, evalspec.commands.run, evalspec.looks, evalspec.results, evalspec.run as r
+    import evalspec.results.ahead as ahead
     imported, imported_cpu = T() - start, C() - cpu0
     timed(r, "load_plan_for_run", "plan: load and validate")
     timed(evalspec.results, "read_all", "read the results")
+    timed(ahead.ReadAhead, "take", "read: waiting for the parse begun ahead")
     timed(r, "check_data", "read + table + checks")
     timed(r, "_attempts_context", "attempt rule, case columns")
     timed(r, "_analyse", "analyses")
@@ -207,7 +211,7 @@ PHASES = textwrap.dedent("""
         print(json.dumps({"steps": dict(steps, **{label: imported}), "step_cpu": dict(cpu, **{label: imported_cpu}),
                           "modules": [m for m in sys.modules if m != "__main__"]}))
     sys.argv = ["evalspec"] + sys.argv[1:]
-    evalspec.cli.main()
+    evalspec.cli.entry()  # (the process set up and ended as the evalspec command's is)
 """)
 
 
@@ -235,7 +239,8 @@ def phases(plan: Path, base: Path) -> None:
     for d in (steps, cpu):
         d["table + checks"] = d.pop("read + table + checks", 0.0) - d.get("read the results", 0.0)
     print(f"evalspec run --no-report, step by step ({res['process']:.2f} s for the whole process, {res['cpu']:.2f} s "
-          "of CPU; a step's time includes the imports it makes):")
+          "of CPU; a step's time includes the imports it makes; the results file is scanned and parsed in threads "
+          "from the command's start, so a step's CPU, the process's, includes the part of that read it overlaps):")
     print(f"  {'':52}{'wall':>7}{'cpu':>7}")
     for name, t in steps.items():
         print(f"  {name:52}{t:7.2f}{cpu.get(name, float('nan')):7.2f}")
