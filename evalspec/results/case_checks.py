@@ -24,8 +24,12 @@ __all__ = ["check_case_table"]
 
 def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarray, case: np.ndarray,
                      case_ids: np.ndarray, cluster: np.ndarray | None, cluster_ids: np.ndarray | None,
-                     counts: dict[str, np.ndarray], rule: dict[str, np.ndarray], times: dict[str, np.ndarray]) -> Any:
-    """Check the typed case table ``t`` (a :class:`~evalspec.results.case_table._Typed`) and build the table."""
+                     counts: dict[str, np.ndarray], rule: dict[str, np.ndarray], times: dict[str, np.ndarray],
+                     agreed: list[Diagnostic] | None = None) -> Any:
+    """Check the typed case table ``t`` (a :class:`~evalspec.results.case_table._Typed`) and build the table.
+
+    ``agreed``: the problems of :func:`_counts_agree` on these counts, made already (beside the typing).
+    """
     from evalspec.results.case_model import CaseTable, micros_range
 
     plan = t.plan
@@ -51,7 +55,10 @@ def check_case_table(t: Any, files: list[Any], where_all: str, *, cand: np.ndarr
             t.flag(bad, plan.units.cluster, f"the case's cluster differs between rows (case {case_ids[case[i0]]!r} is "
                    f"in cluster {cluster_ids[first[case[i0]]]!r} elsewhere)",
                    hint="a case belongs to one cluster for every candidate; fix the cluster column")
-    _counts_agree(t, counts, rule)
+    if agreed is None:
+        _counts_agree(t, counts, rule)
+    else:
+        t.problems += agreed
     seen = _version_checks(t, cand, version, vlabels, counts)
     t.raise_problems("checks")
 

@@ -265,6 +265,11 @@ class _Typed:
             rule = {name: self.outcome(name) for name, c in self.spec.items() if c.type == "outcome"}
             times = {name: self.times(name) for name, c in self.spec.items() if c.type == "timestamp"}
             self.limits()
+            from evalspec.results.case_checks import _counts_agree
+
+            agreed = copy.copy(self)  # (the counts' own checks while the case ids are typed: their problems kept
+            agreed.problems = []  # apart, put where the checks put them; none is reported if the typing fails)
+            _counts_agree(agreed, counts, rule)
             case, case_ids = cases.result()
         if len(case_ids) * len(plan.candidates) > MAX_CASE_CELLS:  # (refused before any problem, as in turn)
             _too_many(where_all, f"{len(case_ids):,} cases for {len(plan.candidates)} candidates")
@@ -273,7 +278,8 @@ class _Typed:
         from evalspec.results.case_checks import check_case_table
 
         return check_case_table(self, files, where_all, cand=cand, case=case, case_ids=case_ids, cluster=cluster,
-                                cluster_ids=cluster_ids, counts=counts, rule=rule, times=times)
+                                cluster_ids=cluster_ids, counts=counts, rule=rule, times=times,
+                                agreed=agreed.problems)
 
 
 #: Largest count a case-table cell may hold (attempts of one candidate on one case), so sums stay exact.

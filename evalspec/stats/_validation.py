@@ -93,10 +93,13 @@ def _finite_array(name: str, values: Any, *, unit_interval: bool = False) -> np.
         raise InvalidArgument(name, values, f"must be 1-D (got an array of shape {arr.shape})")
     if arr.size == 0:
         raise InvalidArgument(name, values, "must not be empty")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidArgument(name, values, f"must be finite (element {i} is {arr[i]!r})")
+    with np.errstate(over="ignore", invalid="ignore"):  # (no warning: what is not finite is said below)
+        total = arr.sum()
+    if not np.isfinite(total):  # (a finite sum has no NaN or infinity in it; one that overflowed is looked into)
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InvalidArgument(name, values, f"must be finite (element {i} is {arr[i]!r})")
     if unit_interval:
         out = (arr < 0.0) | (arr > 1.0)
         if out.any():

@@ -332,7 +332,7 @@ def clustered_mean_parts(values: ArrayLike, clusters: ArrayLike, correction: str
         note=(
             "every cluster's residual total is zero (no between-cluster variation in the data), so the interval "
             "has zero width; it is uninformative, not evidence of certainty"
-            if bool(np.all(np.abs(totals) <= 1e-12 * sizes * max(1.0, float(np.abs(arr).max()))))
+            if bool(np.all(np.abs(totals) <= 1e-12 * sizes * max(1.0, abs(float(arr.max())), abs(float(arr.min())))))
             else ""
         ),
         max_cluster_share=float(sizes.max() / sizes.sum()),

@@ -280,6 +280,16 @@ def test_problems_of_the_case_ids_typed_in_a_thread_keep_their_place(tmp_path: P
     assert [(d.key, d.line) for d in err.diagnostics] == [("model", 3), ("case_id", 4), ("doc", 5), ("passes", 6)]
 
 
+def test_the_counts_checked_beside_the_typing_keep_their_place_among_the_checks(tmp_path: Path) -> None:
+    def change(rows: list) -> None:  # (the counts' checks run while the case ids are typed: their problems after
+        rows[1]["passes"] = rows[1]["attempts"] + 1  # the clusters', as when checked in turn)
+        other = next(r for r in rows[2:] if r["case_id"] == rows[0]["case_id"])
+        other["doc"] = "d-elsewhere"
+
+    err = _run_bad(tmp_path, change)
+    assert [d.key for d in err.diagnostics] == ["doc", "passes"]
+
+
 @pytest.mark.parametrize("missing", [False, True])
 def test_attributes_that_differ_between_candidates_read_alike_by_every_path(tmp_path: Path, missing: bool,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:

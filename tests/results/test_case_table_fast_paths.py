@@ -4,7 +4,10 @@
   rows' cells strictly increasing, one row per cell);
 * a slice group's pass rates read with the pair's cases and clusters (``proportion._entry(among=)``),
   against the same without them, whichever cases each candidate lacks;
-* the candidates typed as their own codes when the table names them in the plan's order.
+* the candidates typed as their own codes when the table names them in the plan's order;
+* case outcomes from counts when every cell has attempts (the mean divided into the matrix, the count
+  matrix as the attempts analysed), against a table with a cell lacking them;
+* values checked finite through their sum, each one read where the sum is not finite.
 """
 
 from __future__ import annotations
@@ -131,3 +134,23 @@ def test_case_outcomes_from_counts_with_and_without_a_cell_lacking_attempts(seed
             want = np.where(has, passes / np.where(has, used, 1), np.nan)
         assert np.array_equal(out.values, want, equal_nan=True)
     assert np.isnan(out.values[~has]).all()  # (a cell without attempts has no outcome)
+
+
+def test_values_are_checked_finite_through_their_sum_and_each_where_it_is_not() -> None:
+    import warnings
+
+    import pytest
+
+    from evalspec.stats._validation import InvalidArgument, _finite_array
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (an overflowing sum warns nothing)
+        assert _finite_array("v", [1e308, 1e308, -5.0]).tolist() == [1e308, 1e308, -5.0]  # (each value read)
+    for bad in (np.nan, np.inf, -np.inf):
+        for at in (0, 3):
+            values = [0.5, 1.0, 2.0, 3.0]
+            values[at] = bad
+            with pytest.raises(InvalidArgument, match=f"element {at} is"):
+                _finite_array("v", values)
+    with pytest.raises(InvalidArgument, match="element 1 is"):
+        _finite_array("v", [1.0, np.inf, -np.inf])  # (their sum is NaN)
