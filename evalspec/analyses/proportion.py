@@ -77,20 +77,25 @@ class ProportionResult(ResultModel):
 
 
 def _entry(ctx: Context, name: str, method: str, level: float, mask: np.ndarray | None = None,
-           among: tuple[np.ndarray, Any] | None = None) -> tuple[ProportionEntry | None, list[Caveat]]:
+           among: tuple[np.ndarray, Any] | None = None,
+           kept: bool = False) -> tuple[ProportionEntry | None, list[Caveat]]:
     """``among``: the cases (positions, in order) and their clusters of a pair made on ``mask``, taken where they
-    are the cases this candidate keeps (the same values: a group's clusters then counted once for both)."""
+    are the cases this candidate keeps (the same values: a group's clusters then counted once for both);
+    ``kept``: the caller knows they are (no outcome of either candidate missing), so it is not asked again."""
     import numpy as np
 
     from evalspec.stats import cluster_labels, cluster_sizes, clustered_mean_interval, proportion_interval
 
     row = ctx.outcomes.values[ctx.index(name)]
-    keep = ~np.isnan(row)
-    if mask is not None:
-        keep &= mask
-    n = int(np.count_nonzero(keep))
-    if among is not None and not (among[0].size == n and bool(keep[among[0]].all())):
-        among = None  # (this candidate keeps other cases than the pair's)
+    if among is not None and kept:
+        n = int(among[0].size)
+    else:
+        keep = ~np.isnan(row)
+        if mask is not None:
+            keep &= mask
+        n = int(np.count_nonzero(keep))
+        if among is not None and not (among[0].size == n and bool(keep[among[0]].all())):
+            among = None  # (this candidate keeps other cases than the pair's)
     idx = among[0] if among is not None else np.flatnonzero(keep)
     if n == 0:
         return None, []
@@ -175,10 +180,10 @@ def _clustered(vals: np.ndarray, clusters: np.ndarray, method: str, level: float
 
 
 def proportion_of(ctx: Context, name: str, method: str, level: float, mask: np.ndarray | None = None,
-                  among: tuple[np.ndarray, Any] | None = None) -> dict[str, Any] | None:
-    """Pass rate of ``name`` (within ``mask``) as a JSON-ready dict; None when it has no cases (``among``: as
-    :func:`_entry` takes it)."""
-    entry, _ = _entry(ctx, name, method, level, mask, among)
+                  among: tuple[np.ndarray, Any] | None = None, kept: bool = False) -> dict[str, Any] | None:
+    """Pass rate of ``name`` (within ``mask``) as a JSON-ready dict; None when it has no cases (``among`` and
+    ``kept``: as :func:`_entry` takes them)."""
+    entry, _ = _entry(ctx, name, method, level, mask, among, kept)
     return None if entry is None else entry.model_dump(mode="json", exclude_none=True)
 
 

@@ -231,6 +231,19 @@ class _Runner:
         self._masks: dict[tuple[str, str], np.ndarray] = {}
         self.paired_ctx = _PairsOnce(ctx)  # (a group is paired up to four times: its pair is made once)
         self._memos: dict[int, tuple[np.ndarray, dict[Any, Any]]] = {}  # each group's interval parts (any level)
+        self._whole_pair: bool | None = None
+
+    def keeps_pair(self, cand: str) -> bool:
+        """Whether ``cand`` keeps the cases of the compared pair in any group: it is one of the two, and neither
+        lacks an outcome for any case (asked once)."""
+        if self.comparison is None or cand not in self.comparison:
+            return False
+        if self._whole_pair is None:
+            import numpy as np
+
+            values = self.ctx.outcomes.values
+            self._whole_pair = not any(bool(np.isnan(values[self.ctx.index(c)]).any()) for c in self.comparison)
+        return self._whole_pair
 
     def coded(self, column: str, col: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """The column's label codes, computed once per column."""
@@ -316,7 +329,8 @@ class _Runner:
             pair = None if self.comparison is None else self.paired_ctx.pair(*self.comparison, mask)
             among = None if pair is None else (pair.cases, pair.clusters)  # (the group's clusters, counted once)
             for cand in self.ctx.candidates:
-                res = proportion_of(self.ctx, cand, self.params.method, self.level, mask, among)
+                kept = among is not None and self.keeps_pair(cand)
+                res = proportion_of(self.ctx, cand, self.params.method, self.level, mask, among, kept)
                 if res is not None:
                     cands[cand] = res
             paired = None

@@ -154,3 +154,33 @@ def test_values_are_checked_finite_through_their_sum_and_each_where_it_is_not() 
                 _finite_array("v", values)
     with pytest.raises(InvalidArgument, match="element 1 is"):
         _finite_array("v", [1.0, np.inf, -np.inf])  # (their sum is NaN)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), holes=st.sampled_from([0.0, 0.1]), third=st.booleans())
+def test_slices_with_every_outcome_known_read_as_with_some_missing(seed: int, holes: float, third: bool) -> None:
+    from evalspec.analyses import slices
+    from evalspec.analyses.proportion import _entry
+
+    rng = np.random.default_rng(seed)
+    names = ["A", "B", "C"] if third else ["A", "B"]
+    values = rng.random((len(names), 40))
+    values[rng.random(values.shape) < holes] = np.nan
+    if third:
+        values[2, rng.random(40) < 0.3] = np.nan  # (a candidate outside the comparison lacks cases)
+    from evalspec.stats import cluster_labels
+
+    labels = cluster_labels(rng.integers(0, 6, 40))
+    ctx = SimpleNamespace(outcomes=SimpleNamespace(values=values, binary=False, rule="mean"), index=names.index,
+                          case_cluster=labels)
+    runner = slices._Runner.__new__(slices._Runner)
+    runner.ctx, runner.comparison, runner._whole_pair = ctx, ("A", "B"), None
+    assert runner.keeps_pair("A") == runner.keeps_pair("B") == (not np.isnan(values[:2]).any())
+    assert not runner.keeps_pair("C")
+    mask = rng.random(40) < 0.6
+    idx = np.flatnonzero(mask & ~np.isnan(values[0]) & ~np.isnan(values[1]))
+    among = (idx, cluster_labels(labels[idx]))
+    for name in names:
+        got, _ = _entry(ctx, name, "wilson", 0.9, mask, among, runner.keeps_pair(name))
+        want, _ = _entry(ctx, name, "wilson", 0.9, mask)
+        assert (got is None and want is None) or got.model_dump() == want.model_dump()
