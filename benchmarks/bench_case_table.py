@@ -75,8 +75,11 @@ CHILD = textwrap.dedent("""
     from pathlib import Path
     mode, plan = sys.argv[1], Path(sys.argv[2])
     if not mode.startswith("bare"):  # the process as the evalspec command sets it up (one BLAS thread, fewer gc)
-        from evalspec import cli_runtime
-        cli_runtime.prepare()
+        try:  # (a tree from before evalspec.cli_runtime, run by --compare, is measured as it was)
+            from evalspec import cli_runtime
+            cli_runtime.prepare()
+        except ImportError:
+            pass
     import pyarrow.parquet as pq
     if not mode.startswith("bare"):
         import evalspec.run, evalspec.results.case_table, evalspec.analyses.registry as reg
