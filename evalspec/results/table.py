@@ -601,7 +601,9 @@ def times_micros(values: np.ndarray) -> np.ndarray:
     return out
 
 
-_ISO_Z = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"
+#: ``YYYY-MM-DDTHH:MM:SSZ``: the byte each of the 20 positions holds (0: a digit, 0-9).
+_ISO_Z_BYTES = np.frombuffer(b"0000-00-00T00:00:00Z", dtype=np.uint8) * (
+    np.frombuffer(b"0000-00-00T00:00:00Z", dtype=np.uint8) != ord("0"))
 _MONTH_DAYS = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
 
 
@@ -609,21 +611,32 @@ def _iso_z_micros(arr: Any) -> tuple[np.ndarray, np.ndarray]:
     """Which texts of ``arr`` (Arrow strings) are ``YYYY-MM-DDTHH:MM:SSZ`` times :func:`parse_timestamp` reads,
     and those times' microseconds since 1970 (in their order).
 
-    Read from the texts' 20 ASCII bytes: years 0001-9999, months 1-12, the month's days (29
-    February in leap years), hours 0-23, minutes and seconds 0-59 (Python's ``fromisoformat``
-    refuses a 60th second). Days are counted from the civil date (Hinnant's ``days_from_civil``).
+    Read from the texts' bytes: a text of that shape is 20 bytes, each an ASCII digit or the
+    separator of its position (the test a regular expression ``^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$``
+    makes, made on every text's bytes at once; property-tested against it), then years 0001-9999,
+    months 1-12, the month's days (29 February in leap years), hours 0-23, minutes and seconds 0-59
+    (Python's ``fromisoformat`` refuses a 60th second). Days are counted from the civil date
+    (Hinnant's ``days_from_civil``).
     """
-    import pyarrow.compute as pc
-
     from evalspec.results.text_index import text_buffers
-    from evalspec.results.values import positions
 
-    shaped = arrow_numpy(pc.match_substring_regex(arr, _ISO_Z), fill=False)
-    at = np.flatnonzero(shaped)
-    offsets, data = text_buffers(arr.take(positions(at)))
-    if at.size and not (np.diff(offsets) == 20).all():  # (the shape is 20 ASCII bytes; anything else: one by one)
-        return np.zeros(len(arr), dtype=bool), np.zeros(0, dtype=np.int64)
-    d = data[int(offsets[0]) if at.size else 0:][:20 * at.size].reshape(-1, 20).astype(np.int64) - ord("0")
+    offsets, data = text_buffers(arr)
+    sized = np.diff(offsets) == 20
+    if arr.null_count:
+        import pyarrow.compute as pc
+
+        sized &= arrow_numpy(pc.is_valid(arr), fill=False)
+    at = np.flatnonzero(sized)
+    if at.size == len(arr):  # (every text 20 bytes long: they lie one after another)
+        start = int(offsets[0])
+        raw = data[start:start + 20 * at.size].reshape(-1, 20)
+    else:
+        raw = data[offsets[at][:, None] + np.arange(20)]
+    digits, seps = raw[:, _ISO_Z_BYTES == 0], raw[:, _ISO_Z_BYTES != 0]
+    shaped = ((digits >= ord("0")) & (digits <= ord("9"))).all(axis=1) & (seps == _ISO_Z_BYTES[_ISO_Z_BYTES != 0]).all(
+        axis=1)
+    at = at[shaped]
+    d = raw[shaped].astype(np.int64) - ord("0")
 
     def num(*cols: int) -> np.ndarray:
         out = np.zeros(at.size, dtype=np.int64)
@@ -886,7 +899,9 @@ def typed_timestamps(cat: Any, col: np.ndarray | None, name: str | None, problem
         return None, None
     tcodes, tuniq = _factorize(col)
     umicros = times_micros(tuniq)
-    unreadable = (umicros == _NO_TIME) & ~missing_mask(tuniq)
+    unreadable = umicros == _NO_TIME
+    if unreadable.any():  # (a time read is not missing: only the unread ones are asked)
+        unreadable &= ~missing_mask(tuniq)
     out_of_range = np.zeros(len(tuniq), dtype=bool)
     for i in np.flatnonzero(unreadable).tolist():
         out_of_range[i] = _iso_shaped(tuniq[i])

@@ -125,3 +125,40 @@ def test_times_of_the_fast_shape_agree_with_parse_timestamp_for_any_digits(parts
     texts += [f"2026-10-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z" for i in range(2100)]
     assert arrow_pays(len(texts))  # (Arrow's path)
     assert parse_times(texts) == _one_by_one(texts)
+
+
+_SHAPE = "2026-10-01T12:34:56Z"
+#: Bytes a text of the fast shape might hold instead: digits, separators, a non-ASCII digit ("٣", two bytes in
+#: UTF-8), bytes just outside the digits ("/" and ":"), a space, a line break.
+_NEAR = ["0", "9", "5", "-", "T", ":", "Z", "z", "t", "/", " ", "\n", "٣", "é", ""]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.one_of(st.none(), st.lists(st.tuples(st.integers(0, 19), st.sampled_from(_NEAR)), max_size=3)),
+                min_size=1, max_size=40),
+       st.integers(0, 3), st.booleans())
+def test_the_fast_shape_read_from_bytes_is_the_regular_expressions(edits: list, cut: int, large: bool) -> None:
+    """Which texts :func:`_iso_z_micros` reads (from their bytes) are those a regular expression of the shape matches
+    in Arrow, whatever a text holds (one byte off, a multi-byte character, a line break, longer or shorter, null),
+    in a sliced array too; and those it reads give :func:`parse_timestamp`'s time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evalspec.results.table import _iso_z_micros
+
+    texts: list = []
+    for e in edits:
+        if e is None:
+            texts.append(None)
+            continue
+        chars = list(_SHAPE)
+        for at, ch in e:
+            chars[at] = ch
+        texts.append("".join(chars))
+    texts += [_SHAPE, _SHAPE + "\n", _SHAPE[:-1], "2026-02-30T00:00:00Z", "2024-02-29T23:59:60Z"]
+    arr = pa.array(["x"] * cut + texts, type=pa.large_string() if large else pa.string()).slice(cut)
+    same, micros = _iso_z_micros(arr)
+    regex = pc.match_substring_regex(arr, r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$").to_pylist()
+    expected = [bool(r) and parse_timestamp(t) is not None for r, t in zip(regex, texts)]
+    assert same.tolist() == expected
+    assert micros.tolist() == [_micros(parse_timestamp(t)) for t, s in zip(texts, expected) if s]
