@@ -78,15 +78,19 @@ class ProportionResult(ResultModel):
 
 def _entry(ctx: Context, name: str, method: str, level: float, mask: np.ndarray | None = None,
            among: tuple[np.ndarray, Any] | None = None,
-           kept: bool = False) -> tuple[ProportionEntry | None, list[Caveat]]:
+           kept: bool = False, values: np.ndarray | None = None) -> tuple[ProportionEntry | None, list[Caveat]]:
     """``among``: the cases (positions, in order) and their clusters of a pair made on ``mask``, taken where they
     are the cases this candidate keeps (the same values: a group's clusters then counted once for both);
-    ``kept``: the caller knows they are (no outcome of either candidate missing), so it is not asked again."""
+    ``kept``: the caller knows they are (no outcome of either candidate missing), so it is not asked again;
+    ``values``: with ``among`` and ``kept``, this candidate's outcomes on those cases as the pair has them already
+    (``row[among[0]]``, not gathered again)."""
     import numpy as np
 
     from evalspec.stats import cluster_labels, cluster_sizes, clustered_mean_interval, proportion_interval
 
     row = ctx.outcomes.values[ctx.index(name)]
+    if not (among is not None and kept):
+        values = None
     if among is not None and kept:
         n = int(among[0].size)
     else:
@@ -96,11 +100,11 @@ def _entry(ctx: Context, name: str, method: str, level: float, mask: np.ndarray 
         n = int(np.count_nonzero(keep))
         if among is not None and not (among[0].size == n and bool(keep[among[0]].all())):
             among = None  # (this candidate keeps other cases than the pair's)
-    idx = among[0] if among is not None else np.flatnonzero(keep)
     if n == 0:
         return None, []
     every = n == row.size  # (every case kept: the arrays themselves, read only, not gathered)
-    vals = row if every else row[idx]
+    idx = among[0] if among is not None else None if every else np.flatnonzero(keep)  # (none made for every case)
+    vals = row if every else row[idx] if values is None else values
 
     def clusters_kept() -> Any:  # (counted once for the kernels that read them)
         if among is not None and among[1] is not None and not every:
@@ -180,10 +184,11 @@ def _clustered(vals: np.ndarray, clusters: np.ndarray, method: str, level: float
 
 
 def proportion_of(ctx: Context, name: str, method: str, level: float, mask: np.ndarray | None = None,
-                  among: tuple[np.ndarray, Any] | None = None, kept: bool = False) -> dict[str, Any] | None:
-    """Pass rate of ``name`` (within ``mask``) as a JSON-ready dict; None when it has no cases (``among`` and
-    ``kept``: as :func:`_entry` takes them)."""
-    entry, _ = _entry(ctx, name, method, level, mask, among, kept)
+                  among: tuple[np.ndarray, Any] | None = None, kept: bool = False,
+                  values: np.ndarray | None = None) -> dict[str, Any] | None:
+    """Pass rate of ``name`` (within ``mask``) as a JSON-ready dict; None when it has no cases (``among``,
+    ``kept`` and ``values``: as :func:`_entry` takes them)."""
+    entry, _ = _entry(ctx, name, method, level, mask, among, kept, values)
     return None if entry is None else entry.model_dump(mode="json", exclude_none=True)
 
 

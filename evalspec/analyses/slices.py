@@ -330,7 +330,10 @@ class _Runner:
             among = None if pair is None else (pair.cases, pair.clusters)  # (the group's clusters, counted once)
             for cand in self.ctx.candidates:
                 kept = among is not None and self.keeps_pair(cand)
-                res = proportion_of(self.ctx, cand, self.params.method, self.level, mask, among, kept)
+                held = None  # (a compared candidate's outcomes on the pair's cases: the pair's own, not gathered again)
+                if kept and pair is not None and self.comparison is not None:
+                    held = pair.x if cand == self.comparison[0] else pair.y if cand == self.comparison[1] else None
+                res = proportion_of(self.ctx, cand, self.params.method, self.level, mask, among, kept, held)
                 if res is not None:
                     cands[cand] = res
             paired = None

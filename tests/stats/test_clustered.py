@@ -472,3 +472,46 @@ def test_new_results_serialise_for_the_claim() -> None:
         d = r.to_dict()
         assert json.loads(json.dumps(d)) == d
         assert d["kind"] in {"clustered_mean_interval", "clustered_proportion_interval", "clustered_mcnemar"}
+
+
+@settings(derandomize=True, database=None, max_examples=60, deadline=None)
+@given(n=st.integers(1, 700), n_clusters=st.integers(1, 40), chunk=st.integers(1, 64), seed=st.integers(0, 2**32 - 1),
+       fractional=st.booleans(), sorted_codes=st.booleans())
+def test_residual_totals_in_chunks_are_bincount_bit_for_bit(n: int, n_clusters: int, chunk: int, seed: int,
+                                                            fractional: bool, sorted_codes: bool) -> None:
+    """The residual totals made ``chunk`` rows at a time (``np.add.at`` into zeros) are ``np.bincount``'s of every
+    row's residual, bit for bit: unsorted and sorted cluster codes, chunks that split clusters, fewer rows than
+    two chunks (the one ``bincount``, the general path) and codes that are not ``intp`` (also the general path)."""
+    from evalspec.stats.clustered import _residual_totals
+
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_clusters, n).astype(np.intp)
+    if sorted_codes:
+        codes.sort()
+    arr = rng.integers(0, 101, n) / 100.0 if fractional else rng.normal(0.0, 1e3, n)
+    mean = arr.mean()
+    want = np.bincount(codes, weights=arr - arr.mean(), minlength=n_clusters)
+    got = _residual_totals(arr, float(mean), codes, n_clusters, chunk=chunk)
+    assert got.tobytes() == want.tobytes()
+    narrow = _residual_totals(arr, float(mean), codes.astype(np.int32), n_clusters, chunk=chunk)
+    assert narrow.tobytes() == want.tobytes()
+
+
+def test_clustered_mean_parts_of_many_rows_are_those_of_the_one_bincount(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over enough rows for chunks (two chunks and a part), every number of the interval is what the one
+    ``bincount`` gives (the chunk made larger than the rows forces the general path)."""
+    from evalspec.stats import clustered as mod
+    from evalspec.stats import clustered_mean_parts
+
+    rng = np.random.default_rng(24)
+    n = 2 * mod._RESIDUAL_CHUNK + 777
+    labels = rng.integers(0, 3000, n)
+    y = rng.integers(0, 101, n) / 100.0
+    fast = clustered_mean_parts(y, labels, skew_corrected=True)
+    monkeypatch.setattr(mod, "_RESIDUAL_CHUNK", n + 1)
+    monkeypatch.setattr(mod._residual_totals, "__defaults__", (n + 1,))
+    slow = clustered_mean_parts(y, labels, skew_corrected=True)
+    for level in (0.9, 0.95):
+        assert fast.interval(level) == slow.interval(level)
+    assert fast.contributions is not None and slow.contributions is not None
+    assert fast.contributions.tobytes() == slow.contributions.tobytes()
