@@ -345,6 +345,9 @@ def unpaired_deviation(names: Any, has: np.ndarray) -> dict[str, str] | None:
 def _none_mask(col: np.ndarray) -> np.ndarray:
     """Rows whose value is missing (None, NaN or empty text), vectorised over distinct values."""
     codes, uniq = _factorize(col)
-    return np.append(missing_mask(uniq), True)[codes]
+    mask = missing_mask(uniq)
+    if not mask.any() and not (codes.size and int(codes.min()) < 0):  # (no value is missing: no gather of every row)
+        return np.zeros(codes.shape[0], dtype=bool)
+    return np.append(mask, True)[codes]
 
 

@@ -840,10 +840,11 @@ def typed_repeats(cat: Any, col: np.ndarray | None, name: str | None, problems: 
     big = np.array([p is not None and abs(p) > MAX_REPEAT for p in parsed] + [False], dtype=bool)
     bad = np.array([p is None for p in parsed] + [True], dtype=bool)
     repeat = np.array([-1 if p is None or abs(p) > MAX_REPEAT else p for p in parsed] + [-1], dtype=CODE_TYPE)[rcodes]
-    if bad[rcodes].any():
+    # (a row is asked only when some value is bad, or missing: code -1; the usual column is not gathered again)
+    if (bad[:-1].any() or (rcodes.size and int(rcodes.min()) < 0)) and bad[rcodes].any():
         problems += located(cat, np.flatnonzero(bad[rcodes]), name, "the repeat number is not an integer",
                             values=col, hint="number the repeats of a case 1, 2, 3, ...")
-    if big[rcodes].any():
+    if big[:-1].any() and big[rcodes].any():
         problems += located(cat, np.flatnonzero(big[rcodes]), name,
                             f"the repeat number is out of range (at most {MAX_REPEAT:,} in size)",
                             values=col, hint="number the repeats of a case 1, 2, 3, ...")

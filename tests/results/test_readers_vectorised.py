@@ -162,3 +162,16 @@ def test_the_fast_shape_read_from_bytes_is_the_regular_expressions(edits: list, 
     expected = [bool(r) and parse_timestamp(t) is not None for r, t in zip(regex, texts)]
     assert same.tolist() == expected
     assert micros.tolist() == [_micros(parse_timestamp(t)) for t, s in zip(texts, expected) if s]
+
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.sampled_from([None, "", "NA", " ", "v1", "v2", 1, 2.5, float("nan"), "x"]), min_size=0, max_size=60))
+def test_the_checks_missing_mask_without_a_gather_is_the_per_row_answer(values: list) -> None:
+    """The checks' missing-value mask skips the gather of every row only where no value is missing (no None, no
+    missing text); either way it is the per-row answer."""
+    from evalspec.results.checks import _none_mask
+
+    col = np.empty(len(values), dtype=object)
+    col[:] = values
+    assert _none_mask(col).tolist() == [v is None or _is_missing(v) for v in values]
