@@ -45,9 +45,10 @@ from evalspec.results.arrow import arrow_codes, arrow_numpy, arrow_strings, rele
 from evalspec.results.files import BOM, Source, peek, scan
 from evalspec.results.text_index import TextIndex, grown
 from evalspec.results.values import positions
-from evalspec.results.values import EXACT, LazyCoded, Texts, narrow_codes, repeated
+from evalspec.results.values import EXACT, LazyCoded, LazyNumbers, Texts, narrow_codes, repeated
 
-__all__ = ["BATCH_BYTES", "PARQUET_BATCH_BYTES", "PROGRESS_SECONDS", "Distinct", "Streamed", "Watch", "stream_table"]
+__all__ = ["BATCH_BYTES", "NUMBERS", "PARQUET_BATCH_BYTES", "PROGRESS_SECONDS", "Distinct", "Streamed", "Watch",
+           "stream_table"]
 
 #: Bytes of text Arrow parses per batch (JSONL, CSV). Arrow reads ahead by tens of batches, so this sets
 #: the memory the parse holds (about 40 MiB at 1 MiB).
@@ -68,6 +69,13 @@ WHOLE_FILE_BYTES = 256 << 20
 #: The file read ahead for the reads made now (a :class:`evalspec.results.ahead.ReadAhead`, set by
 #: :func:`evalspec.results.ahead.read_ahead`), or None; the first read takes it.
 READ_AHEAD: ContextVar[Any] = ContextVar("evalspec_read_ahead", default=None)
+
+#: Columns the reads made now hand on as numbers where they can (a case table's counts: ``token =
+#: NUMBERS.set(names)``, then ``NUMBERS.reset(token)``). A whole Parquet file's column of one of these names
+#: that Arrow reads as integers without a null is a :class:`~evalspec.results.values.LazyNumbers` (its values
+#: as they are, never numbered: reading it as numbers costs nothing), which reads as the column the general
+#: path gives wherever else it is read; any other column is read as before.
+NUMBERS: ContextVar[frozenset[str]] = ContextVar("evalspec_numbers", default=frozenset())
 
 
 def _taken_ahead(path: Path, head: bytes, display: str) -> tuple[Source, Any] | None:
@@ -431,6 +439,10 @@ def _batch_columns(batch: Any, fmt: str, display: str, unit: str,
     ahead = _encoded_ahead(batch) if not objects and isinstance(batch, pa.Table) else {}
     for i, (name, col) in enumerate(zip(batch.schema.names, batch.columns)):
         typ = col.type
+        numbers = _encoded(batch, name, "numbers")
+        if numbers is not None:  # (integers without a null, of a column named in NUMBERS: as they are)
+            yield name, None, numbers  # type: ignore[misc]
+            continue
         text = pa.types.is_string(typ) or pa.types.is_large_string(typ)
         fast = text and not objects and isinstance(col, (pa.Array, pa.ChunkedArray))  # distinct texts in C, no object per value
         if fmt == "jsonl":
@@ -558,6 +570,8 @@ class _ColumnByColumn:
         self.num_rows = pf.metadata.num_rows
         self.encoded: dict[str, Any] = {}  # a text column's dictionary encoding, made while the one before is typed
         self.coded: dict[str, Any] = {}  # a number column's arrow_codes, likewise
+        self.numbers: dict[str, LazyNumbers] = {}  # a column of NUMBERS read as integers, kept as they are
+        self.as_numbers = NUMBERS.get()  # (read here: the reading threads do not see the caller's context)
         self._files = [pf]  # one for each reading thread (a ParquetFile is not documented as safe to share)
         self.path = path
         if path is not None:
@@ -589,6 +603,8 @@ class _ColumnByColumn:
         typ = col.type
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):  # numbered here too, in the thread
             self.encoded[name] = dictionary_encode(col)
+        elif name in self.as_numbers and pa.types.is_integer(typ) and len(col) and not col.null_count:
+            self.numbers[name] = kept_numbers(col)
         elif pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
             self.coded[name] = number_codes(col)  # (numbers and booleans: typed alike wherever they are read)
         return col
@@ -703,6 +719,35 @@ def number_codes(col: Any) -> Any:
     return arrow_codes(col)
 
 
+def kept_numbers(col: Any) -> LazyNumbers:
+    """An Arrow array of integers without a null (at least one) as :class:`~evalspec.results.values.LazyNumbers`:
+    its values as NumPy (Arrow's buffer itself; one value broadcast where all are equal, the array not held),
+    and as the general path's column, :func:`number_codes` added to a :class:`Distinct`, where that is asked."""
+    values = arrow_numpy(col)
+    lo, hi = int(values.min()), int(values.max())
+    if lo == hi:
+        numbers = np.broadcast_to(values[:1].copy(), values.shape)
+        n, first = len(col), number_codes(col.slice(0, 1))[1]  # (its value as a Python object: no buffer held)
+
+        def coded() -> LazyCoded:
+            return _general(np.zeros(n, dtype=np.int32), first)
+    else:
+        numbers = values
+
+        def coded() -> LazyCoded:
+            codes, uniques, _ = number_codes(col)
+            return _general(codes, uniques)
+    numbers.flags.writeable = False
+    return LazyNumbers(numbers, lo, hi, coded)
+
+
+def _general(codes: np.ndarray, uniques: Any) -> LazyCoded:
+    """The column the general path makes of one batch's ``codes`` into ``uniques``."""
+    dist = Distinct()
+    dist.add(codes, uniques)
+    return dist.column()
+
+
 #: Runs of equal texts at least this long on average are encoded run by run (:func:`_runs`).
 _RUN_ROWS = 8
 
@@ -777,11 +822,24 @@ def _parquet_batch_rows(meta: Any) -> int:
     return max(1, int(PARQUET_BATCH_BYTES * meta.num_rows // total))
 
 
+class _Kept:
+    """A column kept as it was read (:data:`NUMBERS`), where :func:`_read` keeps each column's :class:`Distinct`."""
+
+    def __init__(self, col: LazyNumbers) -> None:
+        self.col = col
+
+    def column(self) -> LazyNumbers:
+        return self.col
+
+    def add_missing(self, n: int) -> None:  # (a whole file's column: no rows follow)
+        raise _GiveUp
+
+
 def _read(path: Path, fmt: str, display: str, head: bytes, header: list[str] | None,
           watches: list[Watch], parsed: list[Any]) -> tuple[dict[str, Distinct], int]:
     unit = "row" if fmt == "parquet" else "line"
     first_line = 1 if fmt != "csv" else 2
-    columns: dict[str, Distinct] = {}
+    columns: dict[str, Distinct | _Kept] = {}
     rows = 0
     tick = _progress(display)
     watched = {w.column: w for w in watches}
@@ -793,6 +851,11 @@ def _read(path: Path, fmt: str, display: str, head: bytes, header: list[str] | N
             if name in seen:
                 raise _GiveUp
             seen.add(name)
+            if isinstance(uniques, LazyNumbers):  # (a whole file's column of numbers, kept as they are)
+                if whole and name not in watched:
+                    columns[name] = _Kept(uniques)
+                    continue
+                codes, uniques = uniques.coded().codes, uniques.coded().uniques  # (else numbered as any column)
             dist = columns.get(name)
             if dist is None:
                 dist = columns[name] = Distinct()

@@ -25,6 +25,7 @@ from evalspec.plan.case_table import CaseColumn, case_table_columns
 from evalspec.results.case_model import CaseTable
 from evalspec.labels import identifier_label as _label
 from evalspec.results.table import FileInfo, _labels, factorize, located, missing_mask, times_micros
+from evalspec.results.values import LazyNumbers
 
 __all__ = ["CaseTable", "load_case_table"]
 
@@ -52,9 +53,15 @@ def load_case_table(plan: Any, plan_path: Path, plan_diagnostic: Any = None) -> 
     from evalspec.results import read_all
     from evalspec.results.adapters.graders import grader_limits
 
+    from evalspec.results.batches import NUMBERS
+
     reuse_freed_memory()
     as_tables = plan.model_copy(update={"data": plan.data.model_copy(update={"format": "auto"})})
-    raws = read_all(as_tables, plan_path, plan_diagnostic)
+    token = NUMBERS.set(frozenset(c.name for c in case_table_columns(plan) if c.type == "integer"))
+    try:  # (the counts read as numbers where Arrow reads them as integers: _Typed.integers)
+        raws = read_all(as_tables, plan_path, plan_diagnostic)
+    finally:
+        NUMBERS.reset(token)
     total = sum(r.rows for r in raws)
     where_all = ", ".join(r.display for r in raws)
     if total > MAX_CASE_CELLS:  # a row is a cell of candidates x cases
@@ -171,6 +178,12 @@ class _Typed:
     # -- typing ---------------------------------------------------------------------------
     def integers(self, name: str) -> np.ndarray:
         col = self.cols[name]
+        if isinstance(col, LazyNumbers) and _count(col.lo) is not None and _count(col.hi) is not None:
+            # (integers from the least to the largest count: each the count it is, as _whole reads it; any
+            # other column, or a value out of range, is read and located below)
+            if col.lo == col.hi:  # one value throughout: as below
+                return np.broadcast_to(np.int64(col.lo), col.shape)
+            return col.numbers.astype(np.int64, copy=False)  # (Arrow's buffer where it is int64: read-only)
         codes, uniq = factorize(col)
         parsed = [_whole(u) for u in uniq.tolist()]
         ok = np.array([p is not None for p in parsed] + [False], dtype=bool)
@@ -289,7 +302,12 @@ _MAX_COUNT = 1_000_000_000
 def _whole(value: Any) -> int | None:
     """A whole number from 0 to :data:`_MAX_COUNT` (``3``, ``3.0``, ``"3"``), else None."""
     out = _whole_any(value)
-    return out if out is not None and out <= _MAX_COUNT else None
+    return None if out is None else _count(out)
+
+
+def _count(value: int) -> int | None:
+    """``value`` (a whole number) when it is a count a cell may hold, from 0 to :data:`_MAX_COUNT`, else None."""
+    return value if 0 <= value <= _MAX_COUNT else None
 
 
 def _whole_any(value: Any) -> int | None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from evalspec.errors import InputError
 
-__all__ = ["EXACT", "CodedColumn", "LazyCoded", "LazyTexts", "Texts", "as_number", "narrow_codes", "positions", "repeated", "utf8", "value_key"]
+__all__ = ["EXACT", "CodedColumn", "LazyCoded", "LazyNumbers", "LazyTexts", "Texts", "as_number", "narrow_codes", "positions", "repeated", "utf8", "value_key"]
 
 #: Integral floats below this magnitude are ints (exactly representable in a double).
 EXACT = 2**53
@@ -231,6 +231,57 @@ class LazyCoded:
     def copy(self) -> np.ndarray:
         """A changeable plain object array of the values (it carries no codes that a change would leave stale)."""
         return np.asarray(self.expand()).view(np.ndarray).copy()
+
+
+class LazyNumbers(LazyCoded):
+    """A column of integers (none missing) kept as NumPy numbers: a case table's counts, read as numbers.
+
+    What the batch reader gives for a column its caller reads as whole numbers
+    (:data:`evalspec.results.batches.NUMBERS`) when Arrow read it as integers without a null:
+    ``numbers`` the values (read-only: Arrow's buffer itself, or one value broadcast where all are
+    equal), ``lo`` and ``hi`` the least and largest. Anywhere else it reads as the
+    :class:`LazyCoded` of the same values, which the reader's general path would have given
+    (``coded``, made at the first asking: codes, uniques, a row's value, expanding), so code
+    that does not know it reads it as before. ``tests/results/test_lazy_numbers.py`` holds the two
+    equal.
+    """
+
+    __slots__ = ("numbers", "lo", "hi", "_coded", "_make")
+
+    def __init__(self, numbers: np.ndarray, lo: int, hi: int, coded: Callable[[], LazyCoded]) -> None:
+        self.numbers, self.lo, self.hi = numbers, lo, hi
+        self._make: Callable[[], LazyCoded] | None = coded
+        self._coded: LazyCoded | None = None
+
+    def coded(self) -> LazyCoded:
+        """The column as the general path's :class:`LazyCoded` (made once)."""
+        if self._coded is None:  # (two threads may both make it: the same values, either kept)
+            assert self._make is not None
+            self._coded, self._make = self._make(), None
+        return self._coded
+
+    @property  # type: ignore[override]
+    def codes(self) -> np.ndarray:  # (LazyCoded's own slots, read through the general path's column)
+        return self.coded().codes
+
+    @property  # type: ignore[override]
+    def _uniques(self) -> np.ndarray | None:
+        return self.coded()._uniques
+
+    @property  # type: ignore[override]
+    def texts(self) -> Any:
+        return None
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (int(self.numbers.shape[0]),)
+
+    @property
+    def size(self) -> int:
+        return int(self.numbers.shape[0])
+
+    def __len__(self) -> int:
+        return int(self.numbers.shape[0])
 
 
 class LazyTexts:
