@@ -128,13 +128,17 @@ class _Cells:
         """The matrix of ``values`` (each row's at its cell), ``fill`` where no row is.
 
         In matrix order an array of the right type that owns its memory is laid out in place (the
-        matrix is ``values`` reshaped): the caller gives it away, reading it at most afterwards.
+        matrix is ``values`` reshaped): the caller gives it away, reading it at most afterwards. A
+        read-only one (a case table's counts as Arrow read them, or one count broadcast) is reshaped
+        too, a view where NumPy can make one: the matrix is then read-only, and nothing writes to it.
         """
         dtype = np.float64 if isinstance(fill, float) else np.int64
         if self.in_order:  # (cells 0, 1, ..., in order: every cell is filled once)
             if (values.dtype == dtype and values.base is None and values.flags.c_contiguous
                     and values.flags.writeable and values.ndim == 1):
                 return values.reshape(self.shape)
+            if values.dtype == dtype and values.ndim == 1 and not values.flags.writeable:
+                return values.reshape(self.shape)  # (read-only, as read: a case table's counts; a view where it can)
             return np.array(values, dtype=dtype).reshape(self.shape)
         out = np.full(self.shape, fill, dtype=dtype) if fill else np.zeros(self.shape, dtype=dtype)
         out.ravel()[self.cell] = values

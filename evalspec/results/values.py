@@ -260,16 +260,16 @@ class LazyNumbers(LazyCoded):
             self._coded, self._make = self._make(), None
         return self._coded
 
-    @property  # type: ignore[override]
-    def codes(self) -> np.ndarray:  # (LazyCoded's own slots, read through the general path's column)
+    @property
+    def codes(self) -> np.ndarray:  # type: ignore[override]  # (LazyCoded's slots, via the general path's column)
         return self.coded().codes
 
-    @property  # type: ignore[override]
-    def _uniques(self) -> np.ndarray | None:
+    @property
+    def _uniques(self) -> np.ndarray | None:  # type: ignore[override]
         return self.coded()._uniques
 
-    @property  # type: ignore[override]
-    def texts(self) -> Any:
+    @property
+    def texts(self) -> Any:  # type: ignore[override]
         return None
 
     @property

@@ -203,3 +203,29 @@ def test_a_count_column_of_a_partitioned_table_reads_as_its_values(tmp_path: Pat
         _no_numbers(m)
         general = _claim(folder)
     assert fast == general
+
+
+@pytest.mark.parametrize("order", ["in_order", "shuffled"])
+def test_read_only_counts_laid_out_as_the_matrix_without_a_copy_in_matrix_order(order: str) -> None:
+    """A read-only count column (Arrow's buffer, or one count broadcast) is the matrix reshaped when the rows are in
+    matrix order (no copy: the same memory, still read-only), and scattered like any column otherwise; the matrix
+    holds the same values either way."""
+    from evalspec.results.case_checks import _Cells
+
+    n_cand, n_cases = 2, 6
+    cand = np.repeat(np.arange(n_cand), n_cases)
+    case = np.tile(np.arange(n_cases), n_cand)
+    values = np.arange(n_cand * n_cases, dtype=np.int64) * 3
+    if order == "shuffled":
+        perm = np.random.default_rng(5).permutation(values.size)
+        cand, case, values = cand[perm], case[perm], values[perm]
+    expected = np.zeros((n_cand, n_cases), dtype=np.int64)
+    expected[cand, case] = values
+    cells = _Cells(cand, case, n_cand, n_cases)
+    assert cells.in_order == (order == "in_order")
+    for read_only in (values.copy(), np.broadcast_to(np.int64(4), values.shape)):
+        read_only.flags.writeable = False
+        want = expected if read_only.strides != (0,) else np.full((n_cand, n_cases), 4)
+        got = cells.matrix(read_only)
+        assert got.tolist() == want.tolist() and got.dtype == np.int64
+        assert np.shares_memory(got, read_only) == cells.in_order
