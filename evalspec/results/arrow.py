@@ -140,9 +140,13 @@ def dictionary_codes(col: Any) -> tuple[np.ndarray, np.ndarray, bool] | None:
     texts = dictionary.take(positions(used))
     if len(texts) > 1 and len(pc.unique(texts)) != len(texts):
         return None  # (a writer may repeat a dictionary value: the codes would not be distinct)
-    lookup = np.full(len(dictionary) + 1, -1, dtype=np.int32)  # the last slot: a null's fill, -1
-    lookup[used] = np.arange(len(used), dtype=np.int32)
-    codes = lookup[idx]
+    if len(used) == len(dictionary) and not col.null_count and np.array_equal(used, np.arange(len(used))):
+        codes = idx.astype(np.int32, copy=False)  # (every text used, first seen in the dictionary's order: the
+        # indices are the codes)
+    else:
+        lookup = np.full(len(dictionary) + 1, -1, dtype=np.int32)  # the last slot: a null's fill, -1
+        lookup[used] = np.arange(len(used), dtype=np.int32)
+        codes = lookup[idx]
     uniques = np.empty(len(texts), dtype=object)
     uniques[:] = texts.to_pylist()
     return codes, Texts.of(uniques, texts), True

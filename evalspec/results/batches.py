@@ -212,7 +212,8 @@ class Distinct:
         """The whole column."""
         if self._whole is not None:
             return self._whole
-        codes = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.int8)
+        codes = (self.parts[0] if len(self.parts) == 1 else np.concatenate(self.parts) if self.parts
+                 else np.zeros(0, dtype=np.int8))  # (one batch: its codes as they are, not copied)
         self.parts = []
         if self._objects is None and self.count:  # every value a text: they keep their Arrow form, typed in C
             # later, and are made Python objects only if something reads them so (LazyCoded.uniques)
@@ -437,12 +438,13 @@ def _batch_columns(batch: Any, fmt: str, display: str, unit: str,
     from evalspec.results.formats.csv import csv_value
 
     ahead = _encoded_ahead(batch) if not objects and isinstance(batch, pa.Table) else {}
-    for i, (name, col) in enumerate(zip(batch.schema.names, batch.columns)):
-        typ = col.type
+    named = batch.named() if isinstance(batch, _ColumnByColumn) else zip(batch.schema.names, batch.columns)
+    for i, (name, col) in enumerate(named):
         numbers = _encoded(batch, name, "numbers")
         if numbers is not None:  # (integers without a null, of a column named in NUMBERS: as they are)
             yield name, None, numbers  # type: ignore[misc]
             continue
+        typ = col.type
         text = pa.types.is_string(typ) or pa.types.is_large_string(typ)
         fast = text and not objects and isinstance(col, (pa.Array, pa.ChunkedArray))  # distinct texts in C, no object per value
         if fmt == "jsonl":
@@ -592,12 +594,15 @@ class _ColumnByColumn:
         return pf
 
     def _column(self, name: str) -> Any:
+        """Column ``name`` read, and typed here where it can be (what it was typed as kept in ``encoded``,
+        ``coded`` or ``numbers``; then an empty column of its type stands for it, so that its values
+        are not held while the columns before it are typed)."""
         import pyarrow as pa
 
         coded = self._dictionary_column(name)
         if coded is not None:
             self.coded[name] = coded[1]
-            return coded[0]
+            return pa.array([], type=coded[0].type)
         col = self._file().read(columns=[name], use_threads=False).column(0)
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
         typ = col.type
@@ -607,7 +612,9 @@ class _ColumnByColumn:
             self.numbers[name] = kept_numbers(col)
         elif pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
             self.coded[name] = number_codes(col)  # (numbers and booleans: typed alike wherever they are read)
-        return col
+        else:
+            return col
+        return pa.array([], type=typ)
 
     def _dictionary_column(self, name: str) -> tuple[Any, Any] | None:
         """A text column of few distinct texts read as Parquet's own dictionaries and coded from them
@@ -647,19 +654,25 @@ class _ColumnByColumn:
         coded = dictionary_codes(col)
         return None if coded is None else (col, coded)
 
-    @property
-    def columns(self) -> Iterator[Any]:
-        from concurrent.futures import ThreadPoolExecutor
+    def named(self) -> Iterator[tuple[str, Any]]:
+        """``(name, column)`` of every column, each as soon as it is read: the threads keep reading while a
+        slow column (a case id's texts) is read, instead of waiting for it in the file's order."""
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
         names = self.schema.names
         depth = len(self._files) + 1  # (one more asked than threads read: a thread never waits for the typing)
         with ThreadPoolExecutor(max_workers=len(self._files), thread_name_prefix="evalspec-parquet") as pool:
-            ahead = [pool.submit(self._column, name) for name in names[:depth]]
-            for k in range(len(names)):
-                col = ahead.pop(0).result()
-                if k + depth < len(names):
-                    ahead.append(pool.submit(self._column, names[k + depth]))
-                yield col
+            ahead = {pool.submit(self._column, name): k for k, name in enumerate(names[:depth])}
+            asked = len(ahead)
+            while ahead:
+                done, _ = wait(ahead, return_when=FIRST_COMPLETED)
+                future = min(done, key=ahead.__getitem__)  # (of those read, the first in the file's order)
+                k = ahead.pop(future)
+                if asked < len(names):
+                    ahead[pool.submit(self._column, names[asked])] = asked
+                    asked += 1
+                col = future.result()
+                yield names[k], col
                 del col
 
 
@@ -694,9 +707,9 @@ def dictionary_encode(col: Any) -> Any:
         return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), codes.size,
                                                                     [None, pa.py_buffer(codes)]), heads.dictionary)
 
-    offsets, data = text_buffers(col)  # (the block copied out: the column's buffers are not held by it)
+    offsets, data = text_buffers(col.slice(0, m))  # (the block copied out: the column's buffers are not held by it)
     wide = pa.types.is_large_string(col.type)
-    block_offsets = (offsets[:m + 1] - offsets[0]).astype(np.int64 if wide else np.int32)
+    block_offsets = (offsets - offsets[0]).astype(np.int64 if wide else np.int32)
     block_data = data[offsets[0]:offsets[m]].copy()
     block = pa.Array.from_buffers(col.type, m, [None, pa.py_buffer(block_offsets), pa.py_buffer(block_data)])
     codes = np.tile(np.arange(m, dtype=np.int32), len(col) // m)
@@ -866,6 +879,8 @@ def _read(path: Path, fmt: str, display: str, head: bytes, header: list[str] | N
                 w.see(dist, gcodes, rows + first_line, display, unit)
             if whole:  # (its values as objects made while the threads read the next columns, not after them)
                 dist.finish()
+        if whole:  # (the columns were read as they came: in the file's order again)
+            columns = {name: columns[name] for name in batch.schema.names}
         for name, dist in columns.items():
             if name not in seen:
                 dist.add_missing(n)

@@ -115,3 +115,14 @@ def test_run_firsts_keep_the_first_seen_order(runs: list[tuple[int, int]]) -> No
     long_runs = pa.DictionaryArray.from_arrays(pa.array([None if v < 0 else v for v in values.tolist()],
                                                         type=pa.int32()), pa.array(list("abcdef")))
     _same(arrow_codes(long_runs), arrow_codes(pa.array(long_runs.to_pylist(), type=pa.string())))
+
+
+def test_a_dictionary_in_first_seen_order_gives_its_indices_as_the_codes() -> None:
+    indices = pa.array(np.array([0, 1, 1, 2, 0, 2], dtype=np.int32))
+    arr = pa.DictionaryArray.from_arrays(indices, pa.array(["x", "y", "z"]))
+    codes, uniques, _ = dictionary_codes(arr)
+    _same((codes, uniques, True), arrow_codes(pa.array(arr.to_pylist())))
+    assert np.shares_memory(codes, np.frombuffer(indices.buffers()[1], dtype=np.int32))  # (not gathered again)
+    for other in ([1, 0, 1, 2], [0, 2, 2]):  # another first-seen order, a text no row uses: looked up, not the indices
+        arr = pa.DictionaryArray.from_arrays(pa.array(np.array(other, dtype=np.int32)), pa.array(["x", "y", "z"]))
+        _same(dictionary_codes(arr), arrow_codes(pa.array(arr.to_pylist())))

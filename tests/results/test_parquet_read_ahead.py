@@ -44,18 +44,47 @@ def test_columns_read_ahead_give_the_values_read_in_turn(tmp_path_factory: pytes
                                                          seed: int) -> None:
     path = _write(tmp_path_factory.mktemp("ahead") / "t.parquet", n, seed)
     ahead = _columns(path)
-    original = batches._ColumnByColumn.columns
+    original = batches._ColumnByColumn.named
 
     def in_turn(self: batches._ColumnByColumn):  # type: ignore[no-untyped-def]
         for name in self.schema.names:  # no thread, no numbering ahead
             col = self.pf.read(columns=[name], use_threads=False).column(0)
-            yield col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+            yield name, col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
 
     try:
-        batches._ColumnByColumn.columns = property(in_turn)  # type: ignore[assignment]
+        batches._ColumnByColumn.named = in_turn  # type: ignore[method-assign]
         assert _columns(path) == ahead
     finally:
-        batches._ColumnByColumn.columns = original  # type: ignore[method-assign]
+        batches._ColumnByColumn.named = original  # type: ignore[method-assign]
+
+
+def test_columns_are_taken_as_they_are_read_and_kept_in_the_files_order(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path / "t.parquet", 2000, 6)
+    ahead = _columns(path)
+    real, taken = batches._ColumnByColumn._column, []
+    later = threading.Event()
+    original = batches._ColumnByColumn.named
+
+    def slow_first(self: batches._ColumnByColumn, name: str):  # type: ignore[no-untyped-def]
+        if name == "model":  # (the first column is read last: the other thread reads every other one meanwhile)
+            assert later.wait(30)
+        out = real(self, name)
+        if name == "crit":
+            later.set()
+        return out
+
+    def noted(self: batches._ColumnByColumn):  # type: ignore[no-untyped-def]
+        for name, col in original(self):
+            taken.append(name)
+            yield name, col
+
+    monkeypatch.setattr(batches._ColumnByColumn, "_column", slow_first)
+    monkeypatch.setattr(batches._ColumnByColumn, "named", noted)
+    out = batches.stream_table(path, "parquet", path.name)
+    assert out is not None and list(out.columns) == ["model", "case_id", "passes", "note", "crit"]
+    assert taken[-1] == "model"  # (taken as read, not waited for in the file's order)
+    assert {k: (v.codes.tolist(), list(v.uniques)) for k, v in out.columns.items()} == ahead
 
 
 def test_a_read_that_fails_in_the_thread_goes_to_the_whole_file_reader(tmp_path: Path,
