@@ -11,6 +11,7 @@ data layer; see docs/ARCHITECTURE.md, "Layers").
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -174,18 +175,33 @@ class AnalysisContext:
 
     def pair(self, first: str, second: str, mask: np.ndarray | None = None) -> Pair:
         """Outcomes of ``first`` and ``second`` on the cases both have (within ``mask``)."""
-        x = self.outcomes.values[self.index(first)]
-        y = self.outcomes.values[self.index(second)]
-        keep = ~np.isnan(x) & ~np.isnan(y)
-        if mask is not None:
-            keep &= mask
-        idx = np.flatnonzero(keep)
-        clusters = None if self.case_cluster is None else self.case_cluster[idx]
+        i, j = self.index(first), self.index(second)
+        x, y = self.outcomes.values[i], self.outcomes.values[j]
+        if self._complete[i] and self._complete[j]:  # (no case lacks an outcome: only the mask leaves cases out)
+            keep = mask
+        else:
+            keep = ~np.isnan(x) & ~np.isnan(y)
+            if mask is not None:
+                keep &= mask
+        if keep is None:  # every case: the outcomes themselves, read only (no copy of every case)
+            idx = np.arange(x.shape[0])
+            x, y = _read_only(x), _read_only(y)
+            clusters = None if self.case_cluster is None else _read_only(self.case_cluster)
+        else:
+            idx = np.flatnonzero(keep)
+            x, y = x[idx], y[idx]
+            clusters = None if self.case_cluster is None else self.case_cluster[idx]
         if clusters is not None:  # (counted once for all the kernels that read the pair's clusters)
             from evalspec.stats import cluster_labels
 
             clusters = cluster_labels(clusters)
-        return Pair(x=x[idx], y=y[idx], cases=idx, clusters=clusters)
+        return Pair(x=x, y=y, cases=idx, clusters=clusters)
+
+    @cached_property
+    def _complete(self) -> np.ndarray:
+        """Whether each candidate has an outcome on every case (a NaN anywhere makes its row's sum NaN)."""
+        values = self.outcomes.values
+        return ~np.isnan(values.sum(axis=1)) if values.ndim == 2 else np.zeros(len(self.candidates), dtype=bool)
 
     def cluster_label(self, code: int) -> str:
         """Label of cluster ``code``."""
@@ -241,3 +257,10 @@ class AnalysisContext:
 if TYPE_CHECKING:  # pragma: no cover - mypy checks that the context implements the protocol
     def _implements(ctx: AnalysisContext) -> Context:
         return ctx
+
+
+def _read_only(values: np.ndarray) -> np.ndarray:
+    """A read-only view of ``values`` (what a kernel is given is never written into)."""
+    out = values.view()
+    out.flags.writeable = False
+    return out

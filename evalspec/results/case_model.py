@@ -77,6 +77,15 @@ class CaseTable:
         return outcomes_from_counts(self.attempts, self.missing_counts, self.passes, self.rule_counts, rule, k, policy)
 
 
+def _all_positive(counts: np.ndarray) -> bool:
+    """Whether every cell of ``counts`` is above zero (one value read where it is one value broadcast)."""
+    if not counts.size:
+        return True
+    if not any(counts.strides):
+        return bool(counts.flat[0] > 0)
+    return bool(counts.min() > 0)
+
+
 def outcomes_from_counts(attempts: np.ndarray, missing: np.ndarray, passes: np.ndarray,
                          rule_counts: dict[str, np.ndarray], rule: str, k: int | None, policy: str) -> CaseOutcomes:
     """Case outcomes by ``rule`` from candidate × case count matrices (the columns of a case table).
@@ -85,47 +94,52 @@ def outcomes_from_counts(attempts: np.ndarray, missing: np.ndarray, passes: np.n
     ``rule_counts`` the rule's own columns (``first_outcome``, ``passes_in_first_K``, ...).
     """
     used = attempts - missing if policy == "exclude" else attempts
-    cells = used.ravel() > 0
-    every = bool(cells.all())  # (every cell has attempts: each is given its value below, none left NaN or 0)
+    every = _all_positive(used)  # (every cell has attempts: each is given its value below, none left NaN or 0)
+    cells = None if every else used.ravel() > 0  # the cells with attempts (every cell: no mask to apply)
     values = np.empty(used.shape) if every else np.full(used.shape, np.nan)
     taken = np.empty(used.shape, dtype=np.int64) if every else np.zeros(used.shape, dtype=np.int64)
-    has: Any = slice(None) if every else cells  # the cells with attempts (every cell: no mask to apply)
-    out_values, out_taken = values.reshape(-1), taken.reshape(-1)  # (views of the fresh matrices, in cell order)
 
-    def at(matrix: np.ndarray) -> np.ndarray:
-        return matrix.ravel()[has]
+    def at(matrix: np.ndarray) -> np.ndarray:  # (every cell: the matrix itself, a broadcast count not made whole)
+        return matrix if cells is None else matrix.ravel()[cells]
+
+    def put(out: np.ndarray, cell_values: Any) -> None:
+        if cells is None:
+            out[...] = cell_values
+        else:
+            out.reshape(-1)[cells] = cell_values  # (a view of the fresh matrix, in cell order)
 
     exclude = policy == "exclude"
     if rule == "first":
         first = at(rule_counts["first_answered_outcome" if exclude else "first_outcome"])
-        out_values[has] = np.where(np.isnan(first), 0.0, first)
-        out_taken[has] = 1
+        put(values, np.where(np.isnan(first), 0.0, first))
+        put(taken, 1)
     elif rule == "best_of_k":
         kk = int(k or 1)
         hits = at(rule_counts[f"answered_passes_in_first_{kk}" if exclude else f"passes_in_first_{kk}"])
-        out_values[has] = (hits > 0).astype(np.float64)
-        out_taken[has] = np.minimum(at(used), kk)
+        put(values, (hits > 0).astype(np.float64))
+        put(taken, np.minimum(at(used), kk))
     else:
         n, c = at(used), at(passes)
         if rule == "majority":
-            out_values[has] = (2 * c > n).astype(np.float64)
+            put(values, (2 * c > n).astype(np.float64))
         elif rule in ("pass_at_k", "pass_hat_k"):
             estimator = pass_at if rule == "pass_at_k" else pass_hat
-            pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
+            flat_n, flat_c = np.broadcast_to(n, np.broadcast_shapes(n.shape, c.shape)).ravel(), c.ravel()
+            pairs, inverse = np.unique(np.stack([flat_n, flat_c], axis=1), axis=0, return_inverse=True)
             table = np.array([estimator(int(a), int(b), int(k or 1)) for a, b in pairs], dtype=np.float64)
-            out_values[has] = table[np.asarray(inverse).reshape(-1)]
+            put(values, table[np.asarray(inverse).reshape(-1)].reshape(c.shape))
         elif rule == "mean":
-            if every:
-                np.divide(c, n, out=out_values)  # (float64 of each, divided: as below, into the matrix itself)
+            if cells is None:
+                np.divide(c, n, out=values)  # (float64 of each, divided: as below, into the matrix itself)
             else:
-                out_values[has] = c.astype(np.float64) / n
+                put(values, c.astype(np.float64) / n)
         else:
             raise ValueError(f"the attempt rule {rule!r} does not run on a case table")
         if every and used.dtype == taken.dtype:  # each cell's attempts are those analysed: the counts themselves,
             taken = used.view()  # read only (no copy of every cell; the matrix above was never written)
             taken.flags.writeable = False
         else:
-            out_taken[has] = n
+            put(taken, n)
     return CaseOutcomes(values=values, attempts=taken, rule=rule, k=k)
 
 

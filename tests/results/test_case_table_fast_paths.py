@@ -136,6 +136,28 @@ def test_case_outcomes_from_counts_with_and_without_a_cell_lacking_attempts(seed
     assert np.isnan(out.values[~has]).all()  # (a cell without attempts has no outcome)
 
 
+@SETTINGS
+@given(seed=st.integers(0, 10_000), rule=st.sampled_from(["mean", "majority", "pass_at_k", "first", "best_of_k"]),
+       policy=st.sampled_from(["count_as_fail", "exclude"]), attempts=st.integers(0, 4))
+def test_case_outcomes_from_a_count_broadcast_are_those_of_the_count_in_every_cell(seed: int, rule: str,
+                                                                                  policy: str, attempts: int) -> None:
+    from evalspec.results.case_model import outcomes_from_counts
+
+    rng = np.random.default_rng(seed)
+    one = np.broadcast_to(np.array([attempts]), (2, 9)).reshape(2, 9)  # (a count column of one value, as read)
+    assert not any(one.strides)
+    missing = rng.integers(0, attempts + 1, (2, 9)) if policy == "exclude" else np.zeros((2, 9), dtype=np.int64)
+    passes = rng.integers(0, attempts + 1, (2, 9)) % (one - missing + 1)
+    rules = {"first_outcome": rng.integers(0, 2, (2, 9)).astype(float),
+             "first_answered_outcome": rng.integers(0, 2, (2, 9)).astype(float),
+             "passes_in_first_2": np.minimum(passes, 2).astype(float),
+             "answered_passes_in_first_2": np.minimum(passes, 2).astype(float)}
+    got = outcomes_from_counts(one, missing, passes, rules, rule, 2, policy)
+    want = outcomes_from_counts(one.copy(), missing, passes, rules, rule, 2, policy)
+    assert np.array_equal(got.values, want.values, equal_nan=True)
+    assert got.attempts.tolist() == want.attempts.tolist()
+
+
 def test_values_are_checked_finite_through_their_sum_and_each_where_it_is_not() -> None:
     import warnings
 
