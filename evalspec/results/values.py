@@ -195,12 +195,12 @@ class LazyCoded:
     @property
     def shape(self) -> tuple[int]:
         """``(rows,)``."""
-        return (int(self.codes.shape[0]),)
+        return (len(self),)
 
     @property
     def size(self) -> int:
         """Number of rows."""
-        return int(self.codes.shape[0])
+        return len(self)
 
     def __len__(self) -> int:
         return int(self.codes.shape[0])
@@ -250,15 +250,16 @@ class LazyNumbers(LazyCoded):
 
     def __init__(self, numbers: np.ndarray, lo: int, hi: int, coded: Callable[[], LazyCoded]) -> None:
         self.numbers, self.lo, self.hi = numbers, lo, hi
-        self._make: Callable[[], LazyCoded] | None = coded
+        self._make: Callable[[], LazyCoded] = coded
         self._coded: LazyCoded | None = None
 
     def coded(self) -> LazyCoded:
-        """The column as the general path's :class:`LazyCoded` (made once)."""
-        if self._coded is None:  # (two threads may both make it: the same values, either kept)
-            assert self._make is not None
-            self._coded, self._make = self._make(), None
-        return self._coded
+        """The column as the general path's :class:`LazyCoded` (made once; two threads asking at once may both
+        make it, the same values, and either is kept: the maker is never dropped while it may be called)."""
+        made = self._coded
+        if made is None:
+            made = self._coded = self._make()
+        return made
 
     @property
     def codes(self) -> np.ndarray:  # type: ignore[override]  # (LazyCoded's slots, via the general path's column)
@@ -272,15 +273,7 @@ class LazyNumbers(LazyCoded):
     def texts(self) -> Any:  # type: ignore[override]
         return None
 
-    @property
-    def shape(self) -> tuple[int]:
-        return (int(self.numbers.shape[0]),)
-
-    @property
-    def size(self) -> int:
-        return int(self.numbers.shape[0])
-
-    def __len__(self) -> int:
+    def __len__(self) -> int:  # (shape and size are LazyCoded's, through it)
         return int(self.numbers.shape[0])
 
 
