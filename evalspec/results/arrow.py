@@ -135,8 +135,10 @@ def dictionary_codes(col: Any) -> tuple[np.ndarray, np.ndarray, bool] | None:
     if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)) or dictionary.null_count:
         return None
     idx = arrow_numpy(col.indices, fill=-1)  # (-1: a null index, a missing value)
-    used = arrow_numpy(pc.unique(positions(run_firsts(idx))))  # first-seen order (-1 among them: no text)
-    used = used[used >= 0]
+    firsts = run_firsts(idx)  # (the indices themselves where few rows repeat the row before: hashed as Arrow holds
+    # them, not copied into int64 first)
+    used = arrow_numpy(pc.unique(col.indices if firsts is idx else positions(firsts)), fill=-1)  # first-seen order
+    used = used[used >= 0]  # (-1 among them: a null, no text)
     texts = dictionary.take(positions(used))
     if len(texts) > 1 and len(pc.unique(texts)) != len(texts):
         return None  # (a writer may repeat a dictionary value: the codes would not be distinct)
