@@ -509,7 +509,7 @@ def _contributions(ctx: Context, pair: Pair, top: int) -> Contributions | None:
     sign = 1.0 if total >= 0 else -1.0
     present = np.flatnonzero(cases > 0)
     labels = [ctx.cluster_label(int(j)) for j in present]
-    order = sorted(range(len(present)), key=lambda t: (-sign * float(net[present[t]]), labels[t]))
+    order = _ranked(-sign * net[present], labels)
     binary = ctx.outcomes.binary
     rows = []
     for t in order:
@@ -534,6 +534,16 @@ def _contributions(ctx: Context, pair: Pair, top: int) -> Contributions | None:
                          largest_share=float(sizes.max() / n),
                          disagreeing=int(np.count_nonzero((b[present] + c[present]) > 0)),
                          concentrated=bool(concentrated), tie_at_top=bool(tie))
+
+
+def _ranked(keys: Any, labels: list[str]) -> list[int]:
+    """Positions ordered by ``keys`` (floats), ties by label: ``sorted(range(n), key=lambda t: (keys[t], labels[t]))``
+    in one NumPy sort (a stable sort by label, then by key), not a Python tuple a cluster."""
+    import numpy as np
+
+    texts = np.empty(len(labels), dtype=object)
+    texts[:] = labels
+    return np.lexsort((texts, np.asarray(keys, dtype=np.float64))).tolist()
 
 
 def _mcnemar(table: Table | None, pair: Pair) -> tuple[McNemar | None, list[Caveat]]:
