@@ -224,6 +224,34 @@ def _one(values: np.ndarray) -> np.ndarray:
     return values[:1] if values.ndim == 1 and values.size > 1 and values.strides == (0,) else values
 
 
+#: Rows compared at a time by :func:`_rows_above` (a few small buffers, in cache).
+_CHUNK_ROWS = 1 << 16
+
+
+def _rows_above(left: np.ndarray, right: np.ndarray, less: np.ndarray | None = None,
+                chunk: int = _CHUNK_ROWS) -> np.ndarray:
+    """``left > right - less`` (``less`` 0 when None) as :meth:`_Typed.flag` takes it, each array a column or
+    one value (shape ``(1,)``): the rows where it holds, or ``[False]`` where no row does. Told
+    ``chunk`` rows at a time, so no difference of every row is made to find that none is above
+    (a check that passes, as almost all do, costs no array of every row)."""
+    def above(a: np.ndarray, b: np.ndarray, c: np.ndarray | None) -> np.ndarray:
+        return a > (b if c is None else b - c)
+
+    arrays = [a for a in (left, right, less) if a is not None]
+    n = max(a.shape[0] for a in arrays)
+    if n <= 2 * chunk:
+        return above(left, right, less)
+
+    def part(a: np.ndarray | None, lo: int, hi: int) -> np.ndarray | None:
+        return a if a is None or a.shape[0] == 1 else a[lo:hi]
+
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
+        if above(part(left, lo, hi), part(right, lo, hi), part(less, lo, hi)).any():
+            return above(left, right, less)  # (some row is: every row's answer, to locate them)
+    return np.zeros(1, dtype=bool)
+
+
 def _counts_agree(t: Any, counts: dict[str, np.ndarray], rule: dict[str, np.ndarray]) -> None:
     """The counts of each row describe possible attempts, and the attempt rows' own checks passed."""
     planned = int(t.plan.attempts.repeats)
@@ -234,8 +262,8 @@ def _counts_agree(t: Any, counts: dict[str, np.ndarray], rule: dict[str, np.ndar
            "attempts beyond the first {planned} in extra_attempts".replace("{planned}", str(planned)))
     t.flag((counts["extra_attempts"] > 0) & (att != planned), "extra_attempts",
            f"extra attempts beside fewer than the {planned} planned kept: the first {planned} attempts are kept")
-    t.flag(miss > att, "missing", "more missing outcomes than attempts")
-    t.flag(passes > att - miss, "passes", "more passes than attempts with an outcome")
+    t.flag(_rows_above(miss, att), "missing", "more missing outcomes than attempts")
+    t.flag(_rows_above(passes, att, miss), "passes", "more passes than attempts with an outcome")
     t.flag(counts["duplicate_attempts"] > 0, "duplicate_attempts",
            "duplicate (candidate, case, repeat): the same attempt appears twice among the rows this row reduces",
            hint="remove the duplicate or number the repeats, then reduce again")
