@@ -562,8 +562,10 @@ class _ColumnByColumn:
     The next columns are read (and numbered) in threads while this one is typed (Arrow holds no lock): two
     threads, each reading through a :class:`pyarrow.parquet.ParquetFile` of its own (``path`` opened again,
     its metadata the same as ``pf``'s; one thread reading ``pf`` without it), a column more asked for than
-    threads read, so at most four columns' values are held at once; a read's error is raised where that
-    column is asked.
+    threads read, so at most four columns' values are held at once (fewer: a column typed in its thread
+    is held only as what it was typed as). Columns are taken as they are read (:meth:`named`), so a slow
+    one (a case id's texts) does not keep the other thread waiting; :func:`_read` puts them back in the
+    file's order. A read's error is raised where that column is taken.
     """
 
     def __init__(self, pf: Any, path: Path | None = None) -> None:
