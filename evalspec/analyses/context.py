@@ -177,7 +177,7 @@ class AnalysisContext:
         """Outcomes of ``first`` and ``second`` on the cases both have (within ``mask``)."""
         i, j = self.index(first), self.index(second)
         x, y = self.outcomes.values[i], self.outcomes.values[j]
-        if self._complete[i] and self._complete[j]:  # (no case lacks an outcome: only the mask leaves cases out)
+        if self._complete[i] and self._complete[j]:  # (neither lacks an outcome: only the mask leaves cases out)
             keep = mask
         else:
             keep = ~np.isnan(x) & ~np.isnan(y)
@@ -197,11 +197,14 @@ class AnalysisContext:
             clusters = cluster_labels(clusters)
         return Pair(x=x, y=y, cases=idx, clusters=clusters)
 
+    def has_every_outcome(self, name: str) -> bool:
+        """Whether candidate ``name`` has an outcome on every case (told once for every candidate)."""
+        return bool(self._complete[self.index(name)])
+
     @cached_property
     def _complete(self) -> np.ndarray:
-        """Whether each candidate has an outcome on every case (a NaN anywhere makes its row's sum NaN)."""
         values = self.outcomes.values
-        return ~np.isnan(values.sum(axis=1)) if values.ndim == 2 else np.zeros(len(self.candidates), dtype=bool)
+        return ~np.isnan(values).any(axis=1) if values.ndim == 2 else np.zeros(len(self.candidates), dtype=bool)
 
     def cluster_label(self, code: int) -> str:
         """Label of cluster ``code``."""

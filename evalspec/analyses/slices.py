@@ -231,19 +231,13 @@ class _Runner:
         self._masks: dict[tuple[str, str], np.ndarray] = {}
         self.paired_ctx = _PairsOnce(ctx)  # (a group is paired up to four times: its pair is made once)
         self._memos: dict[int, tuple[np.ndarray, dict[Any, Any]]] = {}  # each group's interval parts (any level)
-        self._whole_pair: bool | None = None
 
     def keeps_pair(self, cand: str) -> bool:
         """Whether ``cand`` keeps the cases of the compared pair in any group: it is one of the two, and neither
-        lacks an outcome for any case (asked once)."""
+        lacks an outcome for any case (told once, by the context)."""
         if self.comparison is None or cand not in self.comparison:
             return False
-        if self._whole_pair is None:
-            import numpy as np
-
-            values = self.ctx.outcomes.values
-            self._whole_pair = not any(bool(np.isnan(values[self.ctx.index(c)]).any()) for c in self.comparison)
-        return self._whole_pair
+        return all(self.ctx.has_every_outcome(c) for c in self.comparison)
 
     def coded(self, column: str, col: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """The column's label codes, computed once per column."""

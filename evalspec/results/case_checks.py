@@ -224,7 +224,7 @@ def _one(values: np.ndarray) -> np.ndarray:
     return values[:1] if values.ndim == 1 and values.size > 1 and values.strides == (0,) else values
 
 
-#: Rows compared at a time by :func:`_rows_above` (a few small buffers, in cache).
+#: Rows compared at a time by :func:`_rows_above` (each chunk's temporaries small, in cache).
 _CHUNK_ROWS = 1 << 16
 
 

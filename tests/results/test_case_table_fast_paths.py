@@ -194,9 +194,10 @@ def test_slices_with_every_outcome_known_read_as_with_some_missing(seed: int, ho
 
     labels = cluster_labels(rng.integers(0, 6, 40))
     ctx = SimpleNamespace(outcomes=SimpleNamespace(values=values, binary=False, rule="mean"), index=names.index,
-                          case_cluster=labels)
+                          case_cluster=labels,
+                          has_every_outcome=lambda name: not np.isnan(values[names.index(name)]).any())
     runner = slices._Runner.__new__(slices._Runner)
-    runner.ctx, runner.comparison, runner._whole_pair = ctx, ("A", "B"), None
+    runner.ctx, runner.comparison = ctx, ("A", "B")
     assert runner.keeps_pair("A") == runner.keeps_pair("B") == (not np.isnan(values[:2]).any())
     assert not runner.keeps_pair("C")
     mask = rng.random(40) < 0.6
@@ -214,3 +215,29 @@ def test_slices_with_every_outcome_known_read_as_with_some_missing(seed: int, ho
             assert (wrong is None and want is None) or wrong.model_dump() == want.model_dump()
     every, _ = _entry(ctx, "A", "wilson", 0.9)  # (every case, no mask: no positions made)
     assert every is None or every.n == int(np.count_nonzero(~np.isnan(values[0])))
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), holes=st.sampled_from([0.0, 0.05, 0.5]))
+def test_a_pair_with_every_outcome_is_the_pair_gathered_from_every_case(seed: int, holes: float) -> None:
+    import dataclasses
+
+    from evalspec.testing import context_from_arrays
+
+    rng = np.random.default_rng(seed)
+    values = rng.random((2, 30))
+    values[rng.random(values.shape) < holes] = np.nan
+    n = values.shape[1]
+    ctx = context_from_arrays(["A", "B"], [f"c{i}" for i in range(n)], [0] * n + [1] * n, [*range(n)] * 2,
+                              [1.0] * (2 * n), clusters=[f"g{i % 5}" for i in range(n)])
+    ctx = dataclasses.replace(ctx, outcomes=dataclasses.replace(ctx.outcomes, values=values))
+    assert [ctx.has_every_outcome(c) for c in "AB"] == [not np.isnan(v).any() for v in values]
+    for mask in (None, rng.random(30) < 0.5):
+        pair = ctx.pair("A", "B", mask)
+        keep = ~np.isnan(values).any(axis=0) & (True if mask is None else mask)
+        idx = np.flatnonzero(keep)
+        assert pair.cases.tolist() == idx.tolist()
+        assert np.array_equal(pair.x, values[0][idx]) and np.array_equal(pair.y, values[1][idx])
+        assert np.asarray(pair.clusters).tolist() == ctx.case_cluster[idx].tolist()
+        if mask is None and not np.isnan(values).any():  # (every case: the outcomes themselves, read only)
+            assert not pair.x.flags.writeable and np.shares_memory(pair.x, ctx.outcomes.values)
